@@ -1,0 +1,127 @@
+/* model: the capacity model of DESIGN §2 (seed formulas, exactly).
+ *
+ * Bytes per token c = 2 · L · H_kv · d · s (+ quantisation scale metadata), the three
+ * ledgers (effective, padded, paged) plus unique-physical blocks for shared prefixes,
+ * per-rank figures under TP/PP, and KV budget → num_blocks → max tokens → max concurrency.
+ * Presets for the models and GPUs DESIGN §2 lists; any Hugging Face config.json.
+ * Pure functions over plain structs: no I/O except kv_model_from_hf_config().
+ */
+#ifndef KVSIM_MODEL_H
+#define KVSIM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+typedef enum kv_dtype {
+    KV_DTYPE_FP16,
+    KV_DTYPE_BF16,
+    KV_DTYPE_FP8,
+    KV_DTYPE_INT8,
+    KV_DTYPE_INT4,
+} kv_dtype;
+
+/* "fp16" … "int4" → 0 or -KV_EINVAL. */
+int kv_dtype_parse(const char *s, kv_dtype *out);
+const char *kv_dtype_name(kv_dtype d);
+double kv_dtype_bytes(kv_dtype d); /* 2, 2, 1, 1, 0.5 */
+
+typedef struct kv_model {
+    char name[64];          /* preset name or config.json path basename */
+    uint32_t num_layers;    /* L */
+    uint32_t num_heads;     /* attention (query) heads */
+    uint32_t num_kv_heads;  /* H_kv; num_heads when the config has no num_key_value_heads */
+    uint32_t head_dim;      /* d; hidden_size / num_heads when the config has none */
+    uint32_t hidden_size;   /* d_model */
+    uint32_t vocab_size;    /* for the roofline's LM-head flops; 0 if unknown */
+    uint64_t num_params;    /* total parameters (weights bytes = num_params · weight bytes) */
+    uint64_t active_params; /* parameters touched per token (≠ num_params for MoE) */
+    kv_dtype kv_dtype;      /* KV cache element type (default: the model's, bf16) */
+    double weight_bytes;    /* bytes per weight element, 2 for bf16 */
+    uint32_t kv_scale_group; /* G: elements per quantisation scale; 0 = no scales */
+    uint32_t kv_scale_bytes; /* S: bytes per scale */
+} kv_model;
+
+typedef struct kv_gpu {
+    char name[32];
+    uint64_t mem_bytes;  /* device memory, bytes */
+    double hbm_bw;       /* bytes/s */
+    double peak_flops;   /* dense bf16 FLOP/s */
+} kv_gpu;
+
+/* Presets.  0, or -KV_ENOENT with diag "unknown model preset 'x' (known: …)". */
+int kv_model_preset(const char *name, kv_model *out, kv_diag *diag);
+int kv_gpu_preset(const char *name, kv_gpu *out, kv_diag *diag);
+/* Comma-separated preset names, for --help. */
+const char *kv_model_preset_names(void);
+const char *kv_gpu_preset_names(void);
+
+/* Read a Hugging Face config.json.  Errors name the file (and line for JSON syntax):
+ * -KV_ENOENT cannot open, -KV_EPARSE malformed or missing a required field. */
+int kv_model_from_hf_config(const char *path, kv_model *out, kv_diag *diag);
+
+/* c = 2 · L · H_kv · d · (s + S/G), whole model, bytes per token. */
+double kv_model_bytes_per_token(const kv_model *m);
+
+/* Per-rank sharding (DESIGN §2 "Parallelism"). */
+typedef struct kv_shard {
+    uint32_t tp, pp;
+    uint32_t layers_per_rank;   /* ⌈L/PP⌉ (largest stage bounds) */
+    uint32_t kv_heads_per_rank; /* H_kv/TP, or ⌈H_kv/TP⌉ when replicated or indivisible */
+    bool kv_replicated;         /* TP > H_kv: each rank holds a replicated head */
+    bool kv_indivisible;        /* H_kv % TP != 0 and TP < H_kv: reported, rounded up */
+    double bytes_per_token;      /* c, whole model */
+    double bytes_per_token_rank; /* c_rank, what one rank stores per token */
+    uint64_t weight_bytes_rank;  /* ⌈weights / (TP·PP)⌉ */
+} kv_shard;
+
+/* tp, pp ≥ 1 or -KV_EINVAL. */
+int kv_shard_compute(const kv_model *m, uint32_t tp, uint32_t pp, kv_shard *out, kv_diag *diag);
+
+/* Bytes of one block of b tokens on one rank: ⌈b · c_rank⌉. */
+uint64_t kv_block_bytes(const kv_shard *s, uint32_t block_size);
+
+/* Budget and pool size.  kv_budget = util · gpu_mem − weights_per_rank − reserve
+ * (or given directly); num_blocks = ⌊kv_budget / block_bytes⌋. */
+typedef struct kv_capacity {
+    uint64_t kv_budget_bytes;
+    uint64_t block_bytes;
+    uint32_t num_blocks;    /* N, as vLLM's num_gpu_blocks */
+    uint32_t usable_blocks; /* N − 1 (the null block, R2) */
+    uint64_t max_tokens;    /* ⌊kv_budget / c_rank⌋, the seed's theory */
+} kv_capacity;
+
+/* From a GPU: -KV_ECAPACITY with a diag when the budget is ≤ 0 or gives < 2 blocks. */
+int kv_capacity_from_gpu(const kv_shard *s, const kv_gpu *g, double util, uint64_t reserve_bytes,
+                         uint32_t block_size, kv_capacity *out, kv_diag *diag);
+int kv_capacity_from_budget(const kv_shard *s, uint64_t kv_budget_bytes, uint32_t block_size,
+                            kv_capacity *out, kv_diag *diag);
+/* From a pasted num_gpu_blocks: budget = N · block_bytes. */
+int kv_capacity_from_blocks(const kv_shard *s, uint32_t num_blocks, uint32_t block_size,
+                            kv_capacity *out, kv_diag *diag);
+
+/* The three ledgers for lengths T_1..T_n, with block size b; shared_prefix tokens at the
+ * start of every sequence are physically shared (full blocks only, as the pool shares). */
+typedef struct kv_ledgers {
+    double effective_bytes; /* c · ΣT */
+    double padded_bytes;    /* c · n · max T */
+    double paged_bytes;     /* c · b · Σ⌈T/b⌉ */
+    uint64_t tail_waste_tokens; /* b·Σ⌈T/b⌉ − ΣT */
+    uint64_t logical_blocks;    /* Σ⌈T/b⌉ */
+    uint64_t physical_blocks;   /* unique: shared full prefix blocks counted once */
+    double physical_bytes;      /* c · b · physical_blocks */
+} kv_ledgers;
+
+void kv_ledgers_compute(double bytes_per_token, const uint64_t *lengths, size_t n,
+                        uint32_t block_size, uint64_t shared_prefix, kv_ledgers *out);
+
+/* Sizes: "24GiB", "512MiB", "80GB", "1.5GiB", "1024" (bytes).  Binary units are powers
+ * of 1024, decimal of 1000.  0, -KV_EINVAL (syntax, unknown unit) or -KV_ERANGE (zero,
+ * negative, overflow); the diag names the text. */
+int kv_parse_size(const char *s, uint64_t *out, kv_diag *diag);
+/* "24.00 GiB (25.77 GB)" into buf. */
+void kv_format_size(char *buf, size_t n, double bytes);
+
+#endif

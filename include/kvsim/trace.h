@@ -1,0 +1,80 @@
+/* trace: request traces in, validated request stream out (DESIGN §7).
+ *
+ * Formats (auto-detected from content, or forced): kvsim JSONL, kvsim CSV, Mooncake JSONL,
+ * Azure LLM CSV, length-stats CSV (arrivals drawn from a seeded Poisson process).  Columns
+ * and keys are read by name.  Every error names file and line:
+ *   "conv.jsonl:42: 'output_length' must be a positive integer"
+ * The loaded trace is ordered by arrival, ties in file order, and owns all its memory.
+ */
+#ifndef KVSIM_TRACE_H
+#define KVSIM_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+/* Longest prompt or output a row may state; longer is "absurd" and an error. */
+#define KV_TRACE_MAX_LEN 16777216u
+
+typedef enum kv_trace_format {
+    KV_TRACE_AUTO = 0,
+    KV_TRACE_KVSIM_JSONL,
+    KV_TRACE_KVSIM_CSV,
+    KV_TRACE_MOONCAKE,
+    KV_TRACE_AZURE,
+    KV_TRACE_LENGTHS,
+} kv_trace_format;
+
+/* "auto", "jsonl", "csv", "mooncake", "azure", "lengths" → 0 or -KV_EINVAL. */
+int kv_trace_format_parse(const char *s, kv_trace_format *out);
+const char *kv_trace_format_name(kv_trace_format f);
+
+/* Where a request's prompt content comes from (DESIGN §3 "Content sources"). */
+typedef enum kv_content_kind {
+    KV_CONTENT_NONE = 0, /* no content: unique per request, or --shared-prefix */
+    KV_CONTENT_TOKENS,   /* explicit token ids */
+    KV_CONTENT_HASH_IDS, /* Mooncake-style hash_ids, trace block size tb */
+} kv_content_kind;
+
+typedef struct kv_request_spec {
+    int64_t arrival_ns;   /* ≥ 0, after --time-scale */
+    uint32_t prompt_len;  /* 1..KV_TRACE_MAX_LEN */
+    uint32_t output_len;  /* 1..KV_TRACE_MAX_LEN */
+    uint32_t row;         /* 0-based index among the file's non-empty data rows */
+    int32_t priority;     /* lower = more important; 0 if absent */
+    const char *id;       /* the trace's id, or NULL (then the row index is the id) */
+    const char *adapter;  /* LoRA name, NULL = none (an empty string means none) */
+    const char *salt;     /* cache salt, NULL = none (empty means none) */
+    kv_content_kind content;
+    const uint32_t *tokens;   /* prompt_len ids when content == TOKENS */
+    const uint64_t *hash_ids; /* n_hash_ids = ⌈prompt_len/tb⌉ ids when content == HASH_IDS */
+    uint32_t n_hash_ids;
+} kv_request_spec;
+
+typedef struct kv_trace_options {
+    kv_trace_format format;    /* KV_TRACE_AUTO: detect */
+    uint32_t trace_block_size; /* tb for hash_ids; 0 means the default 512 */
+    uint64_t limit;            /* keep the first N non-empty data rows; 0 = all */
+    double time_scale;         /* arrivals × F; 0 means 1 */
+    double rate;               /* requests/s for length-stats files (required there) */
+    uint64_t seed;             /* for length-stats Poisson arrivals */
+} kv_trace_options;
+
+typedef struct kv_trace {
+    kv_request_spec *reqs; /* n requests, by arrival, ties in file order */
+    size_t n;
+    kv_trace_format format;    /* what was read (detected or forced) */
+    uint32_t trace_block_size; /* tb in effect */
+    char *path;
+    void *arena__;             /* private: owns ids, strings, tokens, hash_ids */
+} kv_trace;
+
+/* Load a trace.  0, or a negative KV_E* with the diag naming file and line.
+ * Never leaves *out half-built: on error *out is NULL. */
+int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
+                  kv_diag *diag);
+void kv_trace_free(kv_trace *t); /* NULL ok */
+
+#endif

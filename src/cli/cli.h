@@ -1,0 +1,109 @@
+/* cli: the only layer that parses argv, prints for humans or decides exit codes.
+ *
+ * Exit codes (git/jq habit): 0 success (and --help, printed to stdout), 2 usage error
+ * (unknown option, bad value), 1 runtime error (unreadable file, malformed trace).
+ * Every error is one line on stderr: "kvsim: error: <what>".
+ */
+#ifndef KVSIM_CLI_H
+#define KVSIM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+#include "kvsim/model.h"
+
+enum { CLI_OK = 0, CLI_RUNTIME = 1, CLI_USAGE = 2 };
+
+/* Print "kvsim: error: <fmt>" and a newline to stderr; returns code. */
+int cli_error(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* cli_error(code, "%s", diag->msg). */
+int cli_diag(int code, const kv_diag *diag);
+
+/* ---- option parsing ------------------------------------------------------------------
+ * Long options "--name value" or "--name=value", optional one-letter aliases "-j 4".
+ * A command passes a NULL-terminated list of option tables (its own plus shared groups
+ * such as cli_model_options), so groups are parsed the same way everywhere. */
+typedef struct cli_opt {
+    const char *name; /* long name without "--"; NULL ends a table */
+    char short_name;  /* 0 = none */
+    bool has_arg;
+    int id;           /* > 0, unique across the tables a command uses */
+} cli_opt;
+
+typedef struct cli_parser {
+    const char *cmd; /* "run", for messages */
+    int argc;
+    char **argv;
+    int i;
+    const cli_opt *const *tables;
+    char **positional; /* collected non-option arguments, in order */
+    int n_positional;
+    bool no_more_options; /* after "--" */
+} cli_parser;
+
+enum { CLI_OPT_END = 0, CLI_OPT_ERROR = -1 };
+
+/* argv[0] is the subcommand name and is skipped. */
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv,
+                     const cli_opt *const *tables);
+/* Next option id with *arg set (NULL for flags); CLI_OPT_END when done;
+ * CLI_OPT_ERROR after printing the error (unknown option, missing value). */
+int cli_next(cli_parser *p, const char **arg);
+void cli_parser_release(cli_parser *p);
+
+/* Value parsers: 0 on success; on failure print "kvsim: error: --opt: …" and return
+ * CLI_USAGE.  `opt` is the option's long name, for the message. */
+int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out);
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_double(const char *opt, const char *arg, double min, double max, double *out);
+/* Sizes with binary or decimal units (kv_parse_size); defined in model_opts.c. */
+int cli_parse_size(const char *opt, const char *arg, uint64_t *out);
+
+/* ---- shared option group: model, GPU, parallelism, pool sizing (DESIGN §2) ------------ */
+typedef struct cli_model_opts {
+    const char *model;     /* preset or config.json path; default "llama-3-8b" */
+    const char *gpu;       /* preset; default "H100-SXM" */
+    double gpu_util;       /* default 0.9 */
+    uint64_t reserve;      /* bytes; default stated in README */
+    uint32_t tp, pp;       /* default 1, 1 */
+    const char *kv_dtype;  /* NULL = the model's */
+    uint32_t block_size;   /* default 16 */
+    uint32_t num_blocks;   /* 0 = derive */
+    uint64_t kv_budget;    /* 0 = derive */
+    uint32_t layers, kv_heads, head_dim; /* 0 = no override */
+    uint32_t kv_scale_group, kv_scale_bytes;
+} cli_model_opts;
+
+extern const cli_opt cli_model_options[];
+
+void cli_model_opts_init(cli_model_opts *o);
+/* Handles an id from cli_model_options: 0, or CLI_USAGE after printing. */
+int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg);
+/* Whether id belongs to cli_model_options. */
+bool cli_model_opts_owns(int id);
+/* Help text for the group, for each command's --help. */
+extern const char cli_model_opts_help[];
+
+typedef struct cli_setup {
+    kv_model model;
+    kv_gpu gpu;
+    kv_shard shard;
+    kv_capacity cap;
+    uint32_t block_size;
+    const char *budget_source; /* "gpu", "kv-budget" or "num-blocks" */
+} cli_setup;
+
+/* Resolve presets/config, overrides, sharding and capacity: 0, or an exit code after
+ * printing the error. */
+int cli_model_resolve(const cli_model_opts *o, cli_setup *out);
+
+/* ---- subcommands: each returns the process exit code ---------------------------------- */
+int cmd_estimate(int argc, char **argv);
+int cmd_hash(int argc, char **argv);
+
+#endif

@@ -1,0 +1,183 @@
+/* Test support: spawn kvsim with pipes, temp dirs, file helpers (see support.h). */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *drain(int fd_out, int fd_err, char **err_out)
+{
+    char *buf[2] = {NULL, NULL};
+    size_t len[2] = {0, 0}, cap[2] = {0, 0};
+    struct pollfd p[2] = {{fd_out, POLLIN, 0}, {fd_err, POLLIN, 0}};
+    int open_fds = 2;
+    while (open_fds > 0) {
+        if (poll(p, 2, -1) < 0)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (cap[i] - len[i] < 4096) {
+                cap[i] = cap[i] ? cap[i] * 2 : 8192;
+                buf[i] = realloc(buf[i], cap[i]);
+            }
+            ssize_t n = read(p[i].fd, buf[i] + len[i], cap[i] - len[i] - 1);
+            if (n <= 0) {
+                close(p[i].fd);
+                p[i].fd = -1;
+                open_fds--;
+            } else {
+                len[i] += (size_t)n;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!buf[i])
+            buf[i] = malloc(1);
+        buf[i][len[i]] = '\0';
+    }
+    *err_out = buf[1];
+    return buf[0];
+}
+
+run_result run_kvsimv(const char *const *args)
+{
+    const char *bin = getenv("KVSIM_BIN");
+    cr_assert(bin, "KVSIM_BIN not set (run the tests through meson test)");
+    size_t n = 0;
+    while (args[n])
+        n++;
+    char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = (char *)bin;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = (char *)args[i];
+    int out_pipe[2], err_pipe[2];
+    cr_assert(pipe(out_pipe) == 0 && pipe(err_pipe) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(out_pipe[1], 1);
+        dup2(err_pipe[1], 2);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        close(out_pipe[1]);
+        close(err_pipe[1]);
+        execv(bin, argv);
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    run_result r;
+    r.out = drain(out_pipe[0], err_pipe[0], &r.err);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    free(argv);
+    return r;
+}
+
+run_result run_kvsim(const char *arg0, ...)
+{
+    const char *args[128];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && n < 127; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return run_kvsimv(args);
+}
+
+void run_result_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+static const char *join_env(const char *var, const char *rel)
+{
+    static char buf[8][4096];
+    static int slot;
+    const char *root = getenv(var);
+    cr_assert(root, "%s not set (run the tests through meson test)", var);
+    char *b = buf[slot++ % 8];
+    snprintf(b, sizeof buf[0], "%s/%s", root, rel);
+    return b;
+}
+
+const char *src_path(const char *rel)
+{
+    return join_env("KVSIM_SRC", rel);
+}
+
+const char *shared_path(const char *rel)
+{
+    return join_env("KVSIM_SHARED", rel);
+}
+
+char *make_temp_dir(void)
+{
+    char *t = strdup("/tmp/kvsim-test-XXXXXX");
+    cr_assert(mkdtemp(t), "mkdtemp failed");
+    return t;
+}
+
+void rm_rf(const char *path)
+{
+    if (!path || strncmp(path, "/tmp/kvsim-test-", 16) != 0)
+        return;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    int rc = system(cmd);
+    (void)rc;
+}
+
+char *write_file(const char *dir, const char *name, const char *text)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    cr_assert(f, "cannot write %s", p);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 8192, n = 0;
+    char *b = malloc(cap);
+    size_t k;
+    while ((k = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 4096) {
+            cap *= 2;
+            b = realloc(b, cap);
+        }
+    }
+    fclose(f);
+    b[n] = '\0';
+    if (len)
+        *len = n;
+    return b;
+}
+
+bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
