@@ -82,14 +82,11 @@ double kv_rng_gamma(kv_rng *r, double shape, double scale)
 
 uint64_t kv_rng_below(kv_rng *r, uint64_t n)
 {
-    unsigned __int128 m = (unsigned __int128)kv_rng_next(r) * n;
-    uint64_t lo = (uint64_t)m;
-    if (lo < n) {
-        uint64_t t = -n % n;
-        while (lo < t) {
-            m = (unsigned __int128)kv_rng_next(r) * n;
-            lo = (uint64_t)m;
-        }
-    }
-    return (uint64_t)(m >> 64);
+    /* Rejection sampling on the largest multiple of n: unbiased, portable C11. */
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = kv_rng_next(r);
+    while (x >= limit);
+    return x % n;
 }

@@ -25,7 +25,7 @@ double kv_rng_exponential(kv_rng *r, double rate);
 double kv_rng_normal(kv_rng *r);
 /* Gamma(shape k, scale θ), Marsaglia–Tsang; k < 1 by the k+1 boost. */
 double kv_rng_gamma(kv_rng *r, double shape, double scale);
-/* Uniform integer in [0, n), n ≥ 1 (Lemire's nearly divisionless method). */
+/* Uniform integer in [0, n), n ≥ 1 (unbiased rejection). */
 uint64_t kv_rng_below(kv_rng *r, uint64_t n);
 
 #endif
