@@ -127,11 +127,9 @@ int cli_next(cli_parser *p, const char **arg)
     return CLI_OPT_END;
 }
 
-int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
+int cli_parse_count(const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
 {
     const char *s = arg;
-    while (*s == ' ')
-        s++;
     if (*s == '-' || *s == '+' || *s < '0' || *s > '9')
         goto bad;
     errno = 0;
@@ -141,17 +139,24 @@ int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, 
         goto bad;
     if (errno == ERANGE || v > max || v < min) {
         if (max == UINT64_MAX)
-            return cli_error(CLI_USAGE, "--%s: '%s' must be at least %llu", opt, arg,
+            return cli_error(CLI_USAGE, "%s: '%s' must be at least %llu", what, arg,
                              (unsigned long long)min);
-        return cli_error(CLI_USAGE, "--%s: '%s' must be between %llu and %llu", opt, arg,
+        return cli_error(CLI_USAGE, "%s: '%s' must be between %llu and %llu", what, arg,
                          (unsigned long long)min, (unsigned long long)max);
     }
     *out = v;
     return 0;
 bad:
     if (arg[0] == '-' && arg[1] >= '0' && arg[1] <= '9')
-        return cli_error(CLI_USAGE, "--%s: '%s' must not be negative", opt, arg);
-    return cli_error(CLI_USAGE, "--%s: '%s' is not a whole number", opt, arg);
+        return cli_error(CLI_USAGE, "%s: '%s' must not be negative", what, arg);
+    return cli_error(CLI_USAGE, "%s: '%s' is not a whole number", what, arg);
+}
+
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char what[96];
+    snprintf(what, sizeof what, "--%s", opt);
+    return cli_parse_count(what, arg, min, max, out);
 }
 
 int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)

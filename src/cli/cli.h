@@ -58,6 +58,8 @@ void cli_parser_release(cli_parser *p);
 
 /* Value parsers: 0 on success; on failure print "kvsim: error: --opt: …" and return
  * CLI_USAGE.  `opt` is the option's long name, for the message. */
+/* The same for a value that is not an option's: `what` is printed as is ("token 3"). */
+int cli_parse_count(const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out);
 int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_parse_double(const char *opt, const char *arg, double min, double max, double *out);

@@ -81,7 +81,7 @@ int cmd_hash(int argc, char **argv)
             uint64_t v;
             char name[32];
             snprintf(name, sizeof name, "token %zu", n + 1);
-            if ((rc = cli_parse_u64(name, t, 0, UINT32_MAX, &v)) != CLI_OK)
+            if ((rc = cli_parse_count(name, t, 0, UINT32_MAX, &v)) != CLI_OK)
                 break;
             kv_grow((void **)&tokens, &cap, n + 1, sizeof *tokens);
             tokens[n++] = (uint32_t)v;
