@@ -1,0 +1,41 @@
+/* report: the files a run writes (DESIGN §8), atomically.
+ *
+ * Every file goes to "<name>.tmp" in the output directory first; kv_out_commit renames
+ * them into place only when all were written and closed without error, and kv_out_abort
+ * removes them, so a failed run never leaves a truncated file that looks complete.
+ * timeseries.csv streams one row per sample during the run (memory stays O(1) in steps).
+ */
+#ifndef KVSIM_REPORT_H
+#define KVSIM_REPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "kvsim/engine.h"
+#include "kvsim/error.h"
+#include "kvsim/metrics.h"
+
+/* summary.json as a JSON object; takes ownership of config (the echo, may be NULL). */
+json_t *kv_report_summary(const kv_run_result *r, json_t *config);
+
+/* One requests.csv row's worth of formatting, shared with tests. */
+void kv_report_request_row(FILE *f, const kv_req *r);
+
+typedef struct kv_out kv_out; /* opaque */
+
+/* Create dir (and parents) and open timeseries.csv.tmp.  0 or -KV_EIO with a diag. */
+int kv_out_open(kv_out **out, const char *dir, kv_diag *diag);
+/* Engine on_sample callback: ctx is the kv_out.  Write errors are remembered. */
+void kv_out_sample(void *ctx, const kv_sample *s);
+/* Write summary.json, perf.json (NULL skips it) and requests.csv, then rename all into
+ * place.  Takes ownership of nothing.  0 or -KV_EIO with a diag (nothing renamed). */
+int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv_run_result *r,
+                  kv_diag *diag);
+/* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
+void kv_out_abort(kv_out *o);
+
+/* Write a JSON value to path atomically (tmp + rename), 2-space indented, keys in
+ * insertion order, ending in a newline. */
+int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag);
+
+#endif

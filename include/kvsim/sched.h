@@ -1,0 +1,126 @@
+/* sched: one vLLM-v1-style scheduling pass per engine step (DESIGN §6.1–§6.5).
+ *
+ * Running requests first (preempting on allocation failure), then waiting admission
+ * (only in steps that preempted nothing) under the token budget, max_seqs, the
+ * full-prompt gate and the watermark.  Rejections happen when a request joins the waiting
+ * queue.  The engine owns time and step ends; sched owns the queues and the decisions.
+ */
+#ifndef KVSIM_SCHED_H
+#define KVSIM_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/kvcache.h"
+#include "kvsim/trace.h"
+
+typedef enum kv_preempt_policy {
+    KV_PREEMPT_FCFS = 0, /* the last running request */
+    KV_PREEMPT_PRIORITY, /* max (priority, arrival), ties to the first in running order */
+} kv_preempt_policy;
+
+int kv_preempt_parse(const char *s, kv_preempt_policy *out); /* "fcfs" / "priority" */
+const char *kv_preempt_name(kv_preempt_policy p);
+
+typedef enum kv_req_status {
+    KV_REQ_PENDING = 0, /* not arrived yet */
+    KV_REQ_WAITING,
+    KV_REQ_RUNNING,
+    KV_REQ_FINISHED,
+    KV_REQ_REJECTED,
+    KV_REQ_UNFINISHED, /* stopped by the livelock guard */
+} kv_req_status;
+
+typedef enum kv_reject_reason {
+    KV_REJECT_NONE = 0,
+    KV_REJECT_CAPACITY,  /* ⌈(prompt + output − 1)/b⌉ > N − 1 */
+    KV_REJECT_WATERMARK, /* ⌈known tokens/b⌉ > N − 1 − W */
+    KV_REJECT_BATCH,     /* chunked prefill off and known tokens > max_batched_tokens */
+} kv_reject_reason;
+
+const char *kv_req_status_name(kv_req_status s);
+const char *kv_reject_reason_name(kv_reject_reason r);
+
+/* One request's simulation state.  num_tokens (known tokens) = prompt + generated. */
+typedef struct kv_req {
+    const kv_request_spec *spec;
+    kv_req_status status;
+    kv_reject_reason reject;
+    uint32_t num_generated;   /* tokens sampled so far */
+    uint32_t num_computed;    /* tokens whose KV is computed (or scheduled this step) */
+    uint32_t preemptions;
+    uint32_t hit_tokens;      /* prefix hit at the first admission */
+    bool admitted;            /* admitted at least once */
+    bool deferred_once;       /* held back by the watermark at least once */
+    int64_t first_scheduled_ns; /* −1 until admitted */
+    int64_t first_token_ns;     /* −1 until the first token is sampled */
+    int64_t finish_ns;          /* −1 until finished */
+    uint32_t step_new;        /* tokens scheduled in the current step */
+    kv_seq seq;
+} kv_req;
+
+static inline uint32_t kv_req_num_tokens(const kv_req *r)
+{
+    return r->spec->prompt_len + r->num_generated;
+}
+
+typedef struct kv_sched_config {
+    uint32_t max_batched_tokens; /* per-step token budget, default 8192 */
+    uint32_t max_seqs;           /* running requests cap, default 256 */
+    bool chunked_prefill;        /* default on */
+    bool admit_full_prompt;      /* watermark need for all known tokens (default) or chunk */
+    double watermark;            /* fraction of usable blocks kept free, default 0.01 */
+    kv_preempt_policy preempt;
+} kv_sched_config;
+
+typedef struct kv_sched_counters {
+    uint64_t preemptions;
+    uint64_t deferrals;       /* (step, held-back head) pairs */
+    uint64_t deferral_steps;  /* steps with a deferral */
+    uint64_t deferred_requests; /* distinct requests ever held back by the watermark */
+    uint64_t admitted;        /* admissions, re-admissions after preemption included */
+    uint64_t rejected[4];     /* by kv_reject_reason */
+} kv_sched_counters;
+
+/* The scheduled work of one step, in scheduling order (running loop, then admission). */
+typedef struct kv_batch {
+    kv_req **reqs;
+    uint32_t n, cap;
+    uint64_t tokens;         /* Σ step_new */
+    uint64_t kv_read_tokens; /* Σ over scheduled tokens of the history each one reads */
+    uint32_t preempted;      /* preemptions in this step */
+} kv_batch;
+
+typedef struct kv_sched kv_sched; /* opaque */
+
+/* 0, or -KV_EINVAL when max_batched_tokens or max_seqs is 0 or watermark ∉ [0, 1). */
+int kv_sched_create(kv_sched **out, const kv_sched_config *cfg, kv_cache *cache);
+void kv_sched_destroy(kv_sched *s); /* NULL ok; queues must be empty */
+
+uint32_t kv_sched_watermark_blocks(const kv_sched *s); /* W = ⌊watermark · (N − 1)⌋ */
+
+/* A request joins the waiting queue at the back (an arrival).  It may be rejected
+ * instead (status KV_REQ_REJECTED, reason set); returns whether it was queued. */
+bool kv_sched_arrive(kv_sched *s, kv_req *r);
+
+/* One scheduling pass at time now_ns; fills *batch (reset first). */
+void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch);
+
+/* A finished request leaves the running list and frees its blocks (R7). */
+void kv_sched_finish(kv_sched *s, kv_req *r);
+
+/* Take every queued and running request out (livelock guard), freeing blocks; each gets
+ * status KV_REQ_UNFINISHED.  Returns how many. */
+uint32_t kv_sched_abandon(kv_sched *s);
+
+uint32_t kv_sched_num_running(const kv_sched *s);
+uint32_t kv_sched_num_waiting(const kv_sched *s);
+/* Σ block-table lengths of running requests (logical entries, R8). */
+uint64_t kv_sched_logical_blocks(const kv_sched *s);
+/* Σ over running requests of tokens whose KV slots are filled after this step. */
+uint64_t kv_sched_effective_tokens(const kv_sched *s);
+const kv_sched_counters *kv_sched_counters_get(const kv_sched *s);
+
+void kv_batch_release(kv_batch *b);
+
+#endif

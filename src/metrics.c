@@ -1,0 +1,124 @@
+/* metrics: accumulation of step samples and latency distributions (metrics.h).
+ *
+ * O(1) per step; O(n log n) once at the end for the percentiles.  Time-weighted means use
+ * integer-nanosecond durations as weights, summed in doubles.
+ */
+#include "kvsim/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+
+void kv_metrics_init(kv_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void kv_metrics_add(kv_metrics *m, const kv_sample *s)
+{
+    m->steps++;
+    if (s->physical_blocks > m->peak_physical)
+        m->peak_physical = s->physical_blocks;
+    if (s->logical_blocks > m->peak_logical)
+        m->peak_logical = s->logical_blocks;
+    double dt = (double)s->dt_ns;
+    m->w_physical += dt * s->physical_blocks;
+    m->w_logical += dt * (double)s->logical_blocks;
+    m->w_time += dt;
+}
+
+double kv_metrics_mean_physical(const kv_metrics *m)
+{
+    return m->w_time > 0 ? m->w_physical / m->w_time : 0.0;
+}
+
+double kv_metrics_mean_logical(const kv_metrics *m)
+{
+    return m->w_time > 0 ? m->w_logical / m->w_time : 0.0;
+}
+
+double kv_metrics_sharing_ratio(const kv_metrics *m)
+{
+    return m->w_physical > 0 ? m->w_logical / m->w_physical : 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kv_percentile(const double *sorted, size_t n, double p)
+{
+    double pos = p / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
+}
+
+void kv_dist_compute(double *v, size_t n, kv_dist *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    if (n == 0)
+        return;
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    out->p50 = kv_percentile(v, n, 50);
+    out->p90 = kv_percentile(v, n, 90);
+    out->p95 = kv_percentile(v, n, 95);
+    out->p99 = kv_percentile(v, n, 99);
+    out->max = v[n - 1];
+    out->mean = sum / (double)n;
+}
+
+double kv_req_ttft_s(const kv_req *r)
+{
+    return r->first_token_ns < 0 ? -1.0 : (double)(r->first_token_ns - r->spec->arrival_ns) / 1e9;
+}
+
+double kv_req_tpot_s(const kv_req *r)
+{
+    if (r->finish_ns < 0 || r->spec->output_len < 2)
+        return -1.0;
+    return (double)(r->finish_ns - r->first_token_ns) / 1e9 / (double)(r->spec->output_len - 1);
+}
+
+double kv_req_e2e_s(const kv_req *r)
+{
+    return r->finish_ns < 0 ? -1.0 : (double)(r->finish_ns - r->spec->arrival_ns) / 1e9;
+}
+
+double kv_req_queue_s(const kv_req *r)
+{
+    return r->first_scheduled_ns < 0 ? -1.0
+                                     : (double)(r->first_scheduled_ns - r->spec->arrival_ns) / 1e9;
+}
+
+void kv_latency_compute(const kv_req *reqs, size_t n, kv_latency *out)
+{
+    double *v[4];
+    size_t k[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4; i++)
+        v[i] = kv_xmalloc((n ? n : 1) * sizeof *v[i]);
+    for (size_t i = 0; i < n; i++) {
+        const kv_req *r = &reqs[i];
+        if (r->status != KV_REQ_FINISHED)
+            continue;
+        v[0][k[0]++] = kv_req_ttft_s(r);
+        if (r->spec->output_len >= 2)
+            v[1][k[1]++] = kv_req_tpot_s(r);
+        v[2][k[2]++] = kv_req_e2e_s(r);
+        v[3][k[3]++] = kv_req_queue_s(r);
+    }
+    kv_dist_compute(v[0], k[0], &out->ttft);
+    kv_dist_compute(v[1], k[1], &out->tpot);
+    kv_dist_compute(v[2], k[2], &out->e2e);
+    kv_dist_compute(v[3], k[3], &out->queue);
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+}

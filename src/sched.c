@@ -1,0 +1,453 @@
+/* sched: the continuous-batching scheduler, one pass per engine step (DESIGN §6).
+ *
+ * A pass, with budget = max_batched_tokens:
+ *
+ *  1. Running requests in list order, while budget > 0: num_new = min(remaining, budget)
+ *     (1 when decoding), fixed before any retry.  allocate_slots; on failure preempt a
+ *     victim and retry with the same num_new.  FCFS takes the last running request;
+ *     priority takes max (priority, arrival), ties to the first in running order, and a
+ *     victim already scheduled this step hands its budget back.  A request that is its
+ *     own victim is not scheduled and ends the running loop.  Preemption = recompute:
+ *     free the table (R7), num_computed = 0, back to the FRONT of the waiting queue.
+ *  2. Waiting admission, only if this pass preempted nothing, FCFS, while budget > 0 and
+ *     running < max_seqs: look up hits; num_new = num_tokens − hit_tokens; without
+ *     chunked prefill stop if it exceeds the budget (not a deferral), with it cap at the
+ *     budget.  Then the gates on need (§5 need for all known tokens, or for the chunk with
+ *     --no-admit-full-prompt): need > num_free is a plain pool-full wait; num_free − need
+ *     < W is one watermark deferral.  Either way the head blocks the queue.
+ *
+ * Rejection happens when a request joins the waiting queue (arrival, and again after a
+ * preemption), checked in the order exceeds_capacity, exceeds_watermark, exceeds_batch.
+ * With those rules a waiting head always fits an empty pool, so work always progresses.
+ *
+ * Data structures: running is an array in admission order (vLLM's list: FCFS victims pop
+ * from its end; finished requests are marked and compacted once per step so a step with
+ * many finishes stays O(running)); waiting is a ring-buffer deque (preempted requests are
+ * pushed at the front, arrivals at the back).
+ *
+ * Out of scope: time (engine), sampling and finishing (engine calls kv_sched_finish).
+ */
+#include "kvsim/sched.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/error.h"
+#include "kvsim/mem.h"
+
+struct kv_sched {
+    kv_sched_config cfg;
+    kv_cache *cache;
+    kv_pool *pool;
+    uint32_t block_size;
+    uint32_t usable;        /* N − 1 */
+    uint32_t wm_blocks;     /* W */
+    kv_req **running;       /* admission order; may hold finished entries until compacted */
+    size_t n_running, cap_running;
+    uint32_t n_finished_pending; /* finished but not yet compacted out of running */
+    kv_req **wq;            /* waiting ring buffer */
+    size_t wq_cap, wq_head, wq_len;
+    uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
+    uint64_t pass;               /* passes run so far */
+    kv_sched_counters counters;
+};
+
+int kv_preempt_parse(const char *s, kv_preempt_policy *out)
+{
+    if (strcmp(s, "fcfs") == 0)
+        *out = KV_PREEMPT_FCFS;
+    else if (strcmp(s, "priority") == 0)
+        *out = KV_PREEMPT_PRIORITY;
+    else
+        return -KV_EINVAL;
+    return 0;
+}
+
+const char *kv_preempt_name(kv_preempt_policy p)
+{
+    return p == KV_PREEMPT_PRIORITY ? "priority" : "fcfs";
+}
+
+const char *kv_req_status_name(kv_req_status s)
+{
+    static const char *names[] = {"pending", "waiting", "running",
+                                  "finished", "rejected", "unfinished"};
+    return names[s];
+}
+
+const char *kv_reject_reason_name(kv_reject_reason r)
+{
+    static const char *names[] = {"", "exceeds_capacity", "exceeds_watermark",
+                                  "exceeds_batch"};
+    return names[r];
+}
+
+int kv_sched_create(kv_sched **out, const kv_sched_config *cfg, kv_cache *cache)
+{
+    *out = NULL;
+    if (cfg->max_batched_tokens == 0 || cfg->max_seqs == 0 || !(cfg->watermark >= 0) ||
+        !(cfg->watermark < 1))
+        return -KV_EINVAL;
+    kv_sched *s = kv_xcalloc(1, sizeof *s);
+    s->cfg = *cfg;
+    s->cache = cache;
+    s->pool = kv_cache_pool(cache);
+    s->block_size = kv_cache_block_size(cache);
+    s->usable = kv_pool_usable(s->pool);
+    /* W = ⌊watermark · (N − 1)⌋ as floor() of an IEEE double product (DESIGN §6.2). */
+    s->wm_blocks = (uint32_t)(cfg->watermark * (double)s->usable);
+    s->last_deferral_step = UINT64_MAX;
+    *out = s;
+    return 0;
+}
+
+void kv_sched_destroy(kv_sched *s)
+{
+    if (!s)
+        return;
+    assert(s->wq_len == 0 && s->n_running == s->n_finished_pending);
+    free(s->running);
+    free(s->wq);
+    free(s);
+}
+
+uint32_t kv_sched_watermark_blocks(const kv_sched *s)
+{
+    return s->wm_blocks;
+}
+
+/* ---- waiting deque ------------------------------------------------------------------ */
+
+static void wq_reserve(kv_sched *s)
+{
+    if (s->wq_len < s->wq_cap)
+        return;
+    size_t cap = s->wq_cap ? s->wq_cap * 2 : 64;
+    kv_req **q = kv_xmalloc(cap * sizeof *q);
+    for (size_t i = 0; i < s->wq_len; i++)
+        q[i] = s->wq[(s->wq_head + i) % s->wq_cap];
+    free(s->wq);
+    s->wq = q;
+    s->wq_cap = cap;
+    s->wq_head = 0;
+}
+
+static void wq_push_back(kv_sched *s, kv_req *r)
+{
+    wq_reserve(s);
+    s->wq[(s->wq_head + s->wq_len) % s->wq_cap] = r;
+    s->wq_len++;
+}
+
+static void wq_push_front(kv_sched *s, kv_req *r)
+{
+    wq_reserve(s);
+    s->wq_head = (s->wq_head + s->wq_cap - 1) % s->wq_cap;
+    s->wq[s->wq_head] = r;
+    s->wq_len++;
+}
+
+static kv_req *wq_front(const kv_sched *s)
+{
+    return s->wq[s->wq_head];
+}
+
+static void wq_pop_front(kv_sched *s)
+{
+    s->wq_head = (s->wq_head + 1) % s->wq_cap;
+    s->wq_len--;
+}
+
+/* ---- running list ------------------------------------------------------------------- */
+
+static void running_append(kv_sched *s, kv_req *r)
+{
+    kv_grow((void **)&s->running, &s->cap_running, s->n_running + 1, sizeof *s->running);
+    s->running[s->n_running++] = r;
+}
+
+static void running_remove_at(kv_sched *s, size_t i)
+{
+    memmove(&s->running[i], &s->running[i + 1], (s->n_running - i - 1) * sizeof *s->running);
+    s->n_running--;
+}
+
+/* Drop finished entries, keeping order. */
+static void running_compact(kv_sched *s)
+{
+    if (!s->n_finished_pending)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_running; i++)
+        if (s->running[i]->status == KV_REQ_RUNNING)
+            s->running[k++] = s->running[i];
+    s->n_running = k;
+    s->n_finished_pending = 0;
+}
+
+/* ---- joining the waiting queue ------------------------------------------------------ */
+
+static uint64_t cdiv(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+static kv_reject_reason join_check(const kv_sched *s, const kv_req *r)
+{
+    uint64_t whole = (uint64_t)r->spec->prompt_len + r->spec->output_len - 1;
+    if (cdiv(whole, s->block_size) > s->usable)
+        return KV_REJECT_CAPACITY;
+    if (cdiv(kv_req_num_tokens(r), s->block_size) > (uint64_t)s->usable - s->wm_blocks)
+        return KV_REJECT_WATERMARK;
+    if (!s->cfg.chunked_prefill && kv_req_num_tokens(r) > s->cfg.max_batched_tokens)
+        return KV_REJECT_BATCH;
+    return KV_REJECT_NONE;
+}
+
+static bool join(kv_sched *s, kv_req *r, bool front)
+{
+    kv_reject_reason why = join_check(s, r);
+    if (why != KV_REJECT_NONE) {
+        r->status = KV_REQ_REJECTED;
+        r->reject = why;
+        s->counters.rejected[why]++;
+        kv_seq_release(&r->seq);
+        return false;
+    }
+    r->status = KV_REQ_WAITING;
+    if (front)
+        wq_push_front(s, r);
+    else
+        wq_push_back(s, r);
+    return true;
+}
+
+bool kv_sched_arrive(kv_sched *s, kv_req *r)
+{
+    return join(s, r, false);
+}
+
+/* ---- one pass ----------------------------------------------------------------------- */
+
+static void batch_add(kv_batch *b, kv_req *r, uint32_t num_new)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap;
+        kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
+        b->cap = (uint32_t)cap;
+    }
+    b->reqs[b->n++] = r;
+    r->step_new = num_new;
+    uint64_t c = r->num_computed, n = num_new;
+    b->tokens += n;
+    /* Scheduled token i (1-based) reads c + i positions. */
+    b->kv_read_tokens += n * c + n * (n + 1) / 2;
+}
+
+static void batch_remove(kv_batch *b, kv_req *r)
+{
+    uint32_t i = 0;
+    while (i < b->n && b->reqs[i] != r)
+        i++;
+    assert(i < b->n);
+    uint64_t c = r->num_computed, n = r->step_new;
+    b->tokens -= n;
+    b->kv_read_tokens -= n * c + n * (n + 1) / 2;
+    memmove(&b->reqs[i], &b->reqs[i + 1], (b->n - i - 1) * sizeof *b->reqs);
+    b->n--;
+    r->step_new = 0;
+}
+
+void kv_batch_release(kv_batch *b)
+{
+    free(b->reqs);
+    memset(b, 0, sizeof *b);
+}
+
+static size_t pick_victim(const kv_sched *s)
+{
+    if (s->cfg.preempt == KV_PREEMPT_FCFS)
+        return s->n_running - 1;
+    size_t best = 0;
+    for (size_t i = 1; i < s->n_running; i++) {
+        const kv_request_spec *a = s->running[i]->spec, *m = s->running[best]->spec;
+        if (a->priority > m->priority ||
+            (a->priority == m->priority && a->arrival_ns > m->arrival_ns))
+            best = i;
+    }
+    return best;
+}
+
+static void preempt(kv_sched *s, kv_req *v)
+{
+    kv_cache_free(s->cache, &v->seq);
+    v->num_computed = 0;
+    v->step_new = 0;
+    v->preemptions++;
+    s->counters.preemptions++;
+    join(s, v, true);
+}
+
+/* Step 1: the running loop.  Returns the budget left. */
+static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
+{
+    size_t i = 0;
+    while (i < s->n_running && budget > 0) {
+        kv_req *r = s->running[i];
+        uint32_t tokens = kv_req_num_tokens(r);
+        uint32_t remaining = tokens - r->num_computed;
+        uint32_t num_new = remaining < budget ? remaining : budget;
+        assert(num_new > 0);
+        bool ok;
+        for (;;) {
+            ok = kv_cache_allocate(s->cache, &r->seq, r->num_computed, NULL, num_new, tokens);
+            if (ok)
+                break;
+            size_t v = pick_victim(s);
+            kv_req *victim = s->running[v];
+            if (v < i) { /* already scheduled this step: its budget comes back */
+                budget += victim->step_new;
+                batch_remove(batch, victim);
+                i--;
+            }
+            running_remove_at(s, v);
+            preempt(s, victim);
+            batch->preempted++;
+            if (victim == r)
+                break;
+        }
+        if (!ok)
+            break;
+        batch_add(batch, r, num_new);
+        budget -= num_new;
+        i++;
+    }
+    return budget;
+}
+
+/* Step 2: waiting admission. */
+static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int64_t now_ns)
+{
+    uint32_t b = s->block_size;
+    while (s->wq_len > 0 && budget > 0 && s->n_running < s->cfg.max_seqs) {
+        kv_req *r = wq_front(s);
+        uint32_t tokens = kv_req_num_tokens(r);
+        kv_hits hits;
+        kv_cache_lookup(s->cache, &r->seq, tokens, &hits);
+        uint32_t hit_tokens = hits.n * b;
+        uint32_t num_new = tokens - hit_tokens;
+        if (!s->cfg.chunked_prefill && num_new > budget)
+            break; /* the budget stops the head: not a deferral */
+        if (num_new > budget)
+            num_new = budget;
+        uint32_t gate_tokens = s->cfg.admit_full_prompt ? tokens - hit_tokens : num_new;
+        uint32_t need = kv_cache_need(s->cache, &r->seq, 0, &hits, gate_tokens);
+        uint32_t num_free = kv_pool_num_free(s->pool);
+        if (need > num_free)
+            break; /* plain pool-full wait */
+        if (num_free - need < s->wm_blocks) {
+            s->counters.deferrals++;
+            if (s->last_deferral_step != s->pass) {
+                s->counters.deferral_steps++;
+                s->last_deferral_step = s->pass;
+            }
+            if (!r->deferred_once) {
+                r->deferred_once = true;
+                s->counters.deferred_requests++;
+            }
+            break;
+        }
+        bool ok = kv_cache_allocate(s->cache, &r->seq, 0, &hits, num_new, tokens);
+        assert(ok && "the gate guarantees the chunk fits");
+        (void)ok;
+        wq_pop_front(s);
+        r->status = KV_REQ_RUNNING;
+        r->num_computed = hit_tokens;
+        kv_cache_record_admission(s->cache, tokens, hit_tokens, r->preemptions > 0);
+        if (!r->admitted) {
+            r->admitted = true;
+            r->hit_tokens = hit_tokens;
+            r->first_scheduled_ns = now_ns;
+        }
+        s->counters.admitted++;
+        running_append(s, r);
+        batch_add(batch, r, num_new);
+        budget -= num_new;
+    }
+}
+
+void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
+{
+    running_compact(s);
+    batch->n = 0;
+    batch->tokens = batch->kv_read_tokens = 0;
+    batch->preempted = 0;
+    s->pass++;
+    uint32_t budget = schedule_running(s, batch, s->cfg.max_batched_tokens);
+    if (batch->preempted == 0)
+        schedule_waiting(s, batch, budget, now_ns);
+}
+
+void kv_sched_finish(kv_sched *s, kv_req *r)
+{
+    assert(r->status == KV_REQ_RUNNING);
+    kv_cache_free(s->cache, &r->seq);
+    kv_seq_release(&r->seq);
+    r->status = KV_REQ_FINISHED;
+    s->n_finished_pending++;
+}
+
+uint32_t kv_sched_abandon(kv_sched *s)
+{
+    running_compact(s);
+    uint32_t n = 0;
+    for (size_t i = s->n_running; i-- > 0;) {
+        kv_req *r = s->running[i];
+        kv_cache_free(s->cache, &r->seq);
+        kv_seq_release(&r->seq);
+        r->status = KV_REQ_UNFINISHED;
+        n++;
+    }
+    s->n_running = 0;
+    while (s->wq_len) {
+        kv_req *r = wq_front(s);
+        wq_pop_front(s);
+        kv_seq_release(&r->seq);
+        r->status = KV_REQ_UNFINISHED;
+        n++;
+    }
+    return n;
+}
+
+uint32_t kv_sched_num_running(const kv_sched *s)
+{
+    return (uint32_t)(s->n_running - s->n_finished_pending);
+}
+
+uint32_t kv_sched_num_waiting(const kv_sched *s)
+{
+    return (uint32_t)s->wq_len;
+}
+
+uint64_t kv_sched_logical_blocks(const kv_sched *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n_running; i++)
+        n += s->running[i]->seq.len;
+    return n;
+}
+
+uint64_t kv_sched_effective_tokens(const kv_sched *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n_running; i++)
+        if (s->running[i]->status == KV_REQ_RUNNING)
+            n += s->running[i]->num_computed + s->running[i]->step_new;
+    return n;
+}
+
+const kv_sched_counters *kv_sched_counters_get(const kv_sched *s)
+{
+    return &s->counters;
+}

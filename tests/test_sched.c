@@ -1,0 +1,503 @@
+/* Scheduler and engine scenarios (DESIGN §6.1–§6.5) on tiny hand-made traces with a fixed
+ * step time, replayed through the real engine.  Each test names the rule it covers; the
+ * block ids come from vLLM's own behaviour (background S6, S7, S12).  An on_step_end
+ * hook snapshots block tables and the free queue after chosen steps; every run walks the
+ * R9 invariants after every step. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/engine.h"
+
+#define MAXR 8
+#define MAXSTEP 64
+
+typedef struct treq {
+    double arrival_ms;
+    uint32_t prompt_len, output_len;
+    int32_t priority;
+} treq;
+
+typedef struct snap {
+    bool taken;
+    int64_t start_ns;
+    kv_block_id table[MAXR][16];
+    uint32_t len[MAXR];
+    kv_req_status status[MAXR];
+    kv_block_id queue[32];
+    size_t qlen;
+    uint32_t batch[MAXR]; /* request indices in scheduling order */
+    uint32_t batch_n;
+    uint64_t batch_tokens;
+} snap;
+
+static snap snaps[MAXSTEP + 1];
+static kv_trace trace;
+static kv_request_spec specs[MAXR];
+static uint32_t *tokens[MAXR];
+static kv_run_result res;
+
+static void on_step_end(void *ctx, const kv_step_view *v)
+{
+    (void)ctx;
+    if (v->step > MAXSTEP)
+        return;
+    snap *s = &snaps[v->step];
+    s->taken = true;
+    s->start_ns = v->start_ns;
+    for (size_t i = 0; i < v->n && i < MAXR; i++) {
+        s->len[i] = v->reqs[i].seq.len;
+        s->status[i] = v->reqs[i].status;
+        for (uint32_t j = 0; j < s->len[i] && j < 16; j++)
+            s->table[i][j] = v->reqs[i].seq.table[j];
+    }
+    s->qlen = kv_pool_queue(v->pool, s->queue, 32);
+    s->batch_n = v->batch->n;
+    s->batch_tokens = v->batch->tokens;
+    for (uint32_t k = 0; k < v->batch->n && k < MAXR; k++)
+        s->batch[k] = (uint32_t)(v->batch->reqs[k] - v->reqs);
+}
+
+/* Requests get distinct explicit tokens (row · 1000 + position), so nothing is shared
+ * unless a test says so. */
+static void make_trace(const treq *r, size_t n)
+{
+    memset(&trace, 0, sizeof trace);
+    memset(snaps, 0, sizeof snaps);
+    for (size_t i = 0; i < n; i++) {
+        tokens[i] = malloc(r[i].prompt_len * sizeof *tokens[i]);
+        for (uint32_t p = 0; p < r[i].prompt_len; p++)
+            tokens[i][p] = (uint32_t)(i * 1000 + p);
+        specs[i] = (kv_request_spec){.arrival_ns = (int64_t)(r[i].arrival_ms * 1e6),
+                                     .prompt_len = r[i].prompt_len,
+                                     .output_len = r[i].output_len,
+                                     .row = (uint32_t)i,
+                                     .priority = r[i].priority,
+                                     .content = KV_CONTENT_TOKENS,
+                                     .tokens = tokens[i]};
+    }
+    trace.reqs = specs;
+    trace.n = n;
+    trace.trace_block_size = 512;
+}
+
+static kv_engine_config base_config(uint32_t num_blocks, uint32_t b)
+{
+    kv_engine_config c;
+    memset(&c, 0, sizeof c);
+    c.num_blocks = num_blocks;
+    c.block_size = b;
+    c.prefix_caching = true;
+    c.free_order = KV_FREE_SPLIT;
+    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
+                                .max_seqs = 256,
+                                .chunked_prefill = true,
+                                .admit_full_prompt = true,
+                                .watermark = 0.0,
+                                .preempt = KV_PREEMPT_FCFS};
+    kv_diag d;
+    cr_assert_eq(kv_timing_parse("fixed:0.001", &c.timing, &d), 0);
+    c.model_name = "test";
+    c.kv_dtype = "bf16";
+    c.sample_every = 1;
+    c.check_invariants = true;
+    c.on_step_end = on_step_end;
+    return c;
+}
+
+static void run(const kv_engine_config *c)
+{
+    kv_diag d;
+    cr_assert_eq(kv_engine_run(c, &trace, &res, &d), 0, "%s", d.msg);
+    cr_assert(!res.invariant_failed, "R9 invariants broken during the run");
+    cr_assert(!res.livelock, "the livelock guard fired");
+    cr_assert_eq(res.finished + res.rejected + res.unfinished, res.n);
+}
+
+static void teardown(void)
+{
+    kv_run_result_release(&res);
+    for (int i = 0; i < MAXR; i++) {
+        free(tokens[i]);
+        tokens[i] = NULL;
+    }
+}
+
+TestSuite(sched, .fini = teardown);
+
+static void assert_table(int step, int req, const kv_block_id *want, uint32_t n)
+{
+    snap *s = &snaps[step];
+    cr_assert(s->taken, "step %d never ran", step);
+    cr_assert_eq(s->len[req], n, "step %d r%d: table length %u, want %u", step, req,
+                 s->len[req], n);
+    for (uint32_t j = 0; j < n; j++)
+        cr_assert_eq(s->table[req][j], want[j], "step %d r%d table[%u] = %d, want %d", step,
+                     req, j, s->table[req][j], want[j]);
+}
+
+static void assert_queue(int step, const kv_block_id *want, size_t n)
+{
+    snap *s = &snaps[step];
+    cr_assert_eq(s->qlen, n, "step %d: queue length %zu, want %zu", step, s->qlen, n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(s->queue[i], want[i], "step %d: queue[%zu] = %d, want %d", step, i,
+                     s->queue[i], want[i]);
+}
+
+/* ---- §6.1 FCFS victim is the last running request; it re-hits its own blocks (S6) ---- */
+
+static void s6(kv_free_order order)
+{
+    treq r[] = {{0, 4, 8, 0}, {0, 4, 13, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.free_order = order;
+    run(&c);
+
+    kv_block_id r0s2[] = {1, 3}, r1s2[] = {2, 4};
+    assert_table(2, 0, r0s2, 2);
+    assert_table(2, 1, r1s2, 2);
+    /* Step 6: R1 needs a third block; victim = R2 (the last); R1 pops R2's tail block 4. */
+    kv_block_id r0s6[] = {1, 3, 4};
+    assert_table(6, 0, r0s6, 3);
+    cr_assert_eq(snaps[6].status[1], KV_REQ_WAITING);
+    cr_assert_eq(snaps[6].len[1], 0);
+    cr_assert_eq(snaps[6].batch_n, 1, "§6.2: no admission in a step that preempted");
+    /* Steps 7–8: R2 hits block 2 only (its second block was evicted): need 3 > 1 free. */
+    cr_assert_eq(snaps[7].status[1], KV_REQ_WAITING);
+    cr_assert_eq(snaps[8].status[1], KV_REQ_WAITING);
+    cr_assert_eq(snaps[8].status[0], KV_REQ_FINISHED);
+    if (order == KV_FREE_SPLIT) {
+        kv_block_id q[] = {4, 2, 3, 1};
+        assert_queue(8, q, 4);
+    } else {
+        kv_block_id q[] = {2, 4, 3, 1};
+        assert_queue(8, q, 4);
+    }
+    /* Step 9: R2 re-hits its own surviving block 2, then pops 4 and 3. */
+    kv_block_id r1s9[] = {2, 4, 3};
+    assert_table(9, 1, r1s9, 3);
+
+    cr_assert_eq(res.finished, 2);
+    cr_assert_eq(res.sched.preemptions, 1);
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+    cr_assert_eq(res.reqs[1].hit_tokens, 0, "requests.csv hit_tokens: first admission only");
+    cr_assert_eq(res.prefix.queries, 8, "§5: first admissions, in tokens");
+    cr_assert_eq(res.prefix.hits, 0);
+    cr_assert_eq(res.prefix.preempted_queries, 9, "re-admission with 9 known tokens");
+    cr_assert_eq(res.prefix.preempted_hits, 4);
+    cr_assert_eq(res.sched.deferrals, 0, "pool-full waits are not watermark deferrals");
+}
+
+Test(sched, s6_1_fcfs_victim_last_and_resume_hit_split)
+{
+    s6(KV_FREE_SPLIT);
+}
+
+Test(sched, s6_1_fcfs_victim_last_and_resume_hit_append)
+{
+    s6(KV_FREE_APPEND);
+}
+
+/* ---- §6.1 priority victim: max (priority, arrival), budget handed back (S7) ---------- */
+
+Test(sched, s6_1_priority_victim_already_scheduled_gives_back)
+{
+    treq r[] = {{0, 6, 10, 1}, {0.5, 3, 10, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.preempt = KV_PREEMPT_PRIORITY;
+    run(&c);
+    kv_block_id low2[] = {1, 2}, high2[] = {3};
+    assert_table(2, 0, low2, 2);
+    assert_table(2, 1, high2, 1);
+    /* Step 4: Rlow took block 4 and was scheduled; Rhigh fails; the victim is Rlow. */
+    kv_block_id high4[] = {3, 4};
+    assert_table(4, 1, high4, 2);
+    cr_assert_eq(snaps[4].status[0], KV_REQ_WAITING);
+    cr_assert_eq(snaps[4].batch_n, 1);
+    cr_assert_eq(snaps[4].batch[0], 1, "Rlow left the batch");
+    cr_assert_eq(snaps[4].batch_tokens, 1, "Rlow's budget came back");
+    cr_assert_eq(res.reqs[0].preemptions, 1);
+}
+
+Test(sched, s6_1_fcfs_same_state_victim_is_self)
+{
+    treq r[] = {{0, 6, 10, 1}, {0.5, 3, 10, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    run(&c);
+    /* Step 4 under FCFS: Rhigh's victim is itself; Rlow keeps [1,2,4]. */
+    kv_block_id low4[] = {1, 2, 4};
+    assert_table(4, 0, low4, 3);
+    cr_assert_eq(snaps[4].status[1], KV_REQ_WAITING);
+    cr_assert_eq(snaps[4].batch_n, 1);
+    cr_assert_eq(snaps[4].batch[0], 0);
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+}
+
+Test(sched, s6_1_priority_self_victim_schedules_nothing_and_step_counts)
+{
+    /* Ra (priority 1) is first in running; at step 4 it needs a third block, and the
+     * priority victim is Ra itself: the step schedules no token, stops the running loop
+     * (Rb is not scheduled either), and still takes fixed:DT. */
+    treq r[] = {{0, 6, 10, 1}, {0, 6, 10, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.preempt = KV_PREEMPT_PRIORITY;
+    run(&c);
+    kv_block_id a1[] = {1, 2}, b1[] = {3, 4};
+    assert_table(1, 0, a1, 2);
+    assert_table(1, 1, b1, 2);
+    cr_assert_eq(snaps[4].batch_n, 0, "self-preemption first: nothing scheduled");
+    cr_assert_eq(snaps[4].status[0], KV_REQ_WAITING);
+    cr_assert_eq(snaps[5].start_ns, 4000000, "the empty step still took DT");
+    /* Step 5: Rb gets Ra's freed tail block (head of [2, 1]). */
+    kv_block_id b5[] = {3, 4, 2};
+    assert_table(5, 1, b5, 3);
+    cr_assert_eq(res.finished, 2);
+}
+
+/* ---- §6.2 no admission in a step that preempted ------------------------------------- */
+
+Test(sched, s6_2_no_admission_in_a_preempting_step)
+{
+    /* Chunked prefill off, budget 9.  At step 5 X needs a block: the victim V (known 12 >
+     * 9) is rejected exceeds_batch on re-joining, so Y (tiny, waiting since 3.5 ms) would
+     * fit — but is admitted only at step 6. */
+    treq r[] = {{0, 1, 8, 0}, {0, 8, 8, 0}, {3.5, 1, 1, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.chunked_prefill = false;
+    c.sched.max_batched_tokens = 9;
+    run(&c);
+    cr_assert_eq(res.reqs[1].status, KV_REQ_REJECTED);
+    cr_assert_eq(res.reqs[1].reject, KV_REJECT_BATCH, "§6.5: rejected when it re-joins");
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+    cr_assert_eq(snaps[5].batch_n, 1);
+    cr_assert_eq(snaps[5].batch[0], 0);
+    cr_assert_eq(res.reqs[2].first_scheduled_ns, 5000000, "admitted at step 6, not step 5");
+    cr_assert_eq(res.sched.rejected[KV_REJECT_BATCH], 1);
+}
+
+/* ---- §6.2 head-of-line blocking (S12) ----------------------------------------------- */
+
+Test(sched, s6_2_head_of_line_blocking)
+{
+    /* R holds 3 of 4 blocks; X (8 tokens, 2 blocks) heads the queue, Y (3 tokens, 1 block)
+     * would fit but waits behind X until R frees its blocks. */
+    treq r[] = {{0, 11, 2, 0}, {0.5, 8, 2, 0}, {0.5, 3, 2, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(5, 4);
+    run(&c);
+    cr_assert_eq(snaps[2].batch_n, 1, "step 2: only R runs");
+    cr_assert_eq(snaps[2].status[2], KV_REQ_WAITING, "Y fits but is blocked by X");
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 2000000);
+    cr_assert_eq(res.reqs[2].first_scheduled_ns, 2000000);
+    cr_assert_eq(res.sched.deferrals, 0, "a full pool is not a watermark deferral");
+}
+
+/* ---- §6.2 watermark: defer vs reject ------------------------------------------------ */
+
+Test(sched, s6_2_watermark_defer_then_admit)
+{
+    /* N = 11 (10 usable), watermark 0.1 → W = 1.  R holds 8 blocks; X needs 2 = free:
+     * free − need = 0 < W → one deferral per step until R finishes. */
+    treq r[] = {{0, 29, 3, 0}, {0.5, 5, 1, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(11, 4);
+    c.sched.watermark = 0.1;
+    run(&c);
+    cr_assert_eq(res.watermark_blocks, 1);
+    /* R: 29-token prompt → 8 blocks at step 1; steps 2, 3 decode (slots 30, 31 fit).
+     * X waits at steps 2 and 3 (deferred), admitted at step 4. */
+    cr_assert_eq(res.sched.deferrals, 2);
+    cr_assert_eq(res.sched.deferral_steps, 2);
+    cr_assert_eq(res.sched.deferred_requests, 1);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 3000000);
+    cr_assert_eq(res.finished, 2);
+}
+
+Test(sched, s6_2_watermark_reject_never_admittable)
+{
+    /* ⌈37/4⌉ = 10 blocks > N − 1 − W = 9: rejected at arrival as exceeds_watermark, never
+     * a silent hang; a 36-token prompt (9 blocks) is admitted. */
+    treq r[] = {{0, 37, 1, 0}, {0, 36, 1, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(11, 4);
+    c.sched.watermark = 0.1;
+    run(&c);
+    cr_assert_eq(res.reqs[0].status, KV_REQ_REJECTED);
+    cr_assert_eq(res.reqs[0].reject, KV_REJECT_WATERMARK);
+    cr_assert_eq(res.reqs[1].status, KV_REQ_FINISHED);
+    cr_assert_eq(res.sched.rejected[KV_REJECT_WATERMARK], 1);
+    cr_assert_eq(res.rejected, 1);
+}
+
+Test(sched, s6_2_admit_full_prompt_vs_chunk_gate)
+{
+    /* 8 usable blocks, budget 8 tokens/step.  From step 3 R holds 5 blocks (3 free); X
+     * has a 16-token prompt (4 blocks).  The full-prompt gate waits (need 4 > 3) until R
+     * finishes after step 7; the chunk gate admits X's first 7-token chunk (2 blocks) at
+     * step 3. */
+    for (int full = 0; full < 2; full++) {
+        treq r[] = {{0, 16, 6, 0}, {0.5, 16, 1, 0}};
+        make_trace(r, 2);
+        kv_engine_config c = base_config(9, 4);
+        c.sched.max_batched_tokens = 8;
+        c.sched.admit_full_prompt = full;
+        run(&c);
+        int64_t want = full ? 7000000 : 2000000;
+        cr_assert_eq(res.reqs[1].first_scheduled_ns, want, "admit_full_prompt=%d", full);
+        cr_assert_eq(res.finished, 2);
+        teardown();
+    }
+}
+
+Test(sched, s6_2_watermark_blocks_floor_of_ieee_product)
+{
+    /* W = floor(watermark · (N−1)) in doubles: 0.29 · 100 = 28.999999999999996 → 28. */
+    struct {
+        double wm;
+        uint32_t n, want;
+    } cases[] = {{0.29, 101, 28}, {0.01, 101, 1}, {0.0, 101, 0}, {0.3, 11, 3}, {0.7, 11, 7},
+                 {0.01, 100, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        treq r[] = {{0, 1, 1, 0}};
+        make_trace(r, 1);
+        kv_engine_config c = base_config(cases[i].n, 4);
+        c.sched.watermark = cases[i].wm;
+        run(&c);
+        cr_assert_eq(res.watermark_blocks, cases[i].want, "watermark %g, N %u", cases[i].wm,
+                     cases[i].n);
+        teardown();
+    }
+}
+
+/* ---- §6.2 chunked vs unchunked prefill ---------------------------------------------- */
+
+Test(sched, s6_2_chunked_prefill_splits_long_prompts)
+{
+    treq r[] = {{0, 20, 2, 0}};
+    make_trace(r, 1);
+    kv_engine_config c = base_config(20, 4);
+    c.sched.max_batched_tokens = 8;
+    run(&c);
+    /* 8 + 8 + 4 tokens: the first token comes at the end of step 3. */
+    cr_assert_eq(res.reqs[0].first_token_ns, 3000000);
+    cr_assert_eq(snaps[1].batch_tokens, 8);
+    cr_assert_eq(snaps[3].batch_tokens, 4);
+    cr_assert_eq(res.reqs[0].finish_ns, 4000000);
+}
+
+Test(sched, s6_2_unchunked_budget_stops_head_not_a_deferral)
+{
+    /* Without chunking, X (8 tokens) does not fit the 7 tokens left after R's decode and
+     * waits for a step with room; longer than the budget at all → exceeds_batch. */
+    treq r[] = {{0, 4, 3, 0}, {0.5, 8, 1, 0}, {0.5, 9, 1, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(30, 4);
+    c.sched.chunked_prefill = false;
+    c.sched.max_batched_tokens = 8;
+    c.sched.watermark = 0.5;
+    run(&c);
+    cr_assert_eq(res.reqs[2].reject, KV_REJECT_BATCH, "9 known tokens > budget 8");
+    /* Steps 2 and 3: R decodes (1 token), X needs 8 > 7; step 4: R finished → X runs. */
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 3000000);
+    cr_assert_eq(res.sched.deferrals, 0, "the budget check comes before the watermark");
+}
+
+/* ---- §6.4 rejection at arrival ------------------------------------------------------- */
+
+Test(sched, s6_4_exceeds_capacity_at_arrival)
+{
+    /* N − 1 = 4 blocks of 4: prompt + output − 1 = 17 tokens needs 5 → rejected; 16 fits
+     * (the last sampled token is never computed). */
+    treq r[] = {{0, 10, 8, 0}, {0, 10, 7, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    run(&c);
+    cr_assert_eq(res.reqs[0].reject, KV_REJECT_CAPACITY);
+    cr_assert_eq(res.reqs[1].status, KV_REQ_FINISHED);
+    cr_assert_eq(res.sched.rejected[KV_REJECT_CAPACITY], 1);
+    cr_assert_eq(snaps[6].len[1], 4, "it holds ⌈(prompt + output − 1)/b⌉ blocks at most");
+}
+
+/* ---- §6.5 exact rules ---------------------------------------------------------------- */
+
+Test(sched, s6_5_arrival_at_step_start_is_visible)
+{
+    /* A step starts at 1 ms (the end of step 1); Y arriving at exactly 1 ms joins it. */
+    treq r[] = {{0, 4, 3, 0}, {1.0, 4, 1, 0}, {1.001, 4, 1, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(20, 4);
+    run(&c);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 1000000);
+    cr_assert_eq(res.reqs[2].first_scheduled_ns, 2000000, "arrivals during a step wait");
+}
+
+Test(sched, s6_5_idle_clock_jumps_and_sim_time)
+{
+    treq r[] = {{0, 4, 1, 0}, {500, 4, 2, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    run(&c);
+    cr_assert_eq(res.steps, 3, "1 step for the first, 2 for the second; no idle steps");
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 500000000);
+    cr_assert_eq(res.sim_time_ns, 502000000, "max(end of the last step, last arrival)");
+    cr_assert_eq(res.reqs[1].first_token_ns, 501000000);
+}
+
+Test(sched, s6_5_sim_time_ends_at_a_rejected_last_arrival)
+{
+    treq r[] = {{0, 4, 1, 0}, {900, 400, 1, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    run(&c);
+    cr_assert_eq(res.reqs[1].reject, KV_REJECT_CAPACITY);
+    cr_assert_eq(res.sim_time_ns, 900000000);
+}
+
+Test(sched, s6_3_ttft_tpot_e2e_from_step_ends)
+{
+    treq r[] = {{0, 4, 5, 0}};
+    make_trace(r, 1);
+    kv_engine_config c = base_config(20, 4);
+    run(&c);
+    cr_assert_eq(res.reqs[0].first_token_ns, 1000000);
+    cr_assert_eq(res.reqs[0].finish_ns, 5000000);
+    cr_assert_float_eq(kv_req_tpot_s(&res.reqs[0]), 0.001, 1e-12);
+    cr_assert_float_eq(kv_req_e2e_s(&res.reqs[0]), 0.005, 1e-12);
+}
+
+Test(sched, s5_prefix_caching_off_no_queries)
+{
+    treq r[] = {{0, 8, 2, 0}, {0, 8, 2, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    c.prefix_caching = false;
+    run(&c);
+    cr_assert_eq(res.prefix.queries, 0);
+    cr_assert_eq(res.prefix.hits, 0);
+    cr_assert_eq(res.evictions, 0);
+}
+
+Test(sched, s5_shared_prefix_is_physically_shared)
+{
+    /* Two requests whose prompts share 8 tokens (2 blocks of 4): the second hits both,
+     * so unique physical < logical during the overlap. */
+    treq r[] = {{0, 9, 3, 0}, {0.5, 9, 3, 0}};
+    make_trace(r, 2);
+    for (uint32_t p = 0; p < 8; p++)
+        tokens[1][p] = tokens[0][p];
+    kv_engine_config c = base_config(20, 4);
+    run(&c);
+    cr_assert_eq(res.reqs[1].hit_tokens, 8);
+    cr_assert_eq(res.prefix.hits, 8);
+    cr_assert_eq(res.prefix.queries, 18);
+    cr_assert_eq(res.metrics.peak_logical, 6);
+    cr_assert_eq(res.metrics.peak_physical, 4, "shared blocks are counted once");
+    cr_assert_gt(kv_metrics_sharing_ratio(&res.metrics), 1.0);
+}
