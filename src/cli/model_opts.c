@@ -248,6 +248,9 @@ int cli_model_resolve(const cli_model_opts *o, cli_setup *out)
                                   &out->cap, &d);
     }
     /* Every value was valid on its own; a pool that does not fit is a runtime outcome. */
+    if (rc == -KV_ECAPACITY && strcmp(out->budget_source, "gpu") == 0)
+        return cli_error(CLI_RUNTIME, "%s (more --tp or --pp, or a larger --gpu, would help)",
+                         d.msg);
     if (rc != 0)
         return cli_diag(CLI_RUNTIME, &d);
     return 0;
