@@ -43,10 +43,10 @@
 #include "kvsim/model.h"
 
 typedef struct reader {
-    const char *path;
+    const char *path;   /* for messages */
     const char *prefix; /* "text_config." when reading the nested object, else "" */
-    const json_t *obj;
-    kv_diag *diag;
+    const json_t *obj;  /* the object holding the language-model fields; borrowed */
+    kv_diag *diag;      /* may be NULL */
 } reader;
 
 /* An integer field ≥ min: 0 with *present set, or -KV_EPARSE. */
@@ -116,9 +116,14 @@ static void model_name(const char *path, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)len, base);
 }
 
+/* The dimensions the parameter formula needs, named as in the comment at the top. */
 typedef struct dims {
-    uint64_t L, H, Hkv, d, h, V, I, E, k, Ie, Is;
-    bool tied, bias;
+    uint64_t L, H, Hkv, d, h; /* layers, heads, KV heads, head dim, hidden size */
+    uint64_t V, I;            /* vocab size, dense MLP width */
+    uint64_t E, k;            /* experts (0 = dense), experts per token (0 = all) */
+    uint64_t Ie, Is;          /* expert MLP width, shared-expert width (0 = none) */
+    bool tied;                /* LM head shares the embedding matrix */
+    bool bias;                /* q/k/v projections carry biases */
 } dims;
 
 static void derive_params(const dims *m, uint64_t *total, uint64_t *active)

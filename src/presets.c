@@ -23,8 +23,13 @@
 #include "kvsim/model.h"
 
 typedef struct model_preset {
-    const char *name;
-    uint32_t layers, heads, kv_heads, head_dim, hidden, vocab;
+    const char *name;        /* canonical spelling, lower case */
+    uint32_t layers;         /* num_hidden_layers */
+    uint32_t heads;          /* num_attention_heads */
+    uint32_t kv_heads;       /* num_key_value_heads */
+    uint32_t head_dim;       /* hidden / heads for every preset */
+    uint32_t hidden;         /* hidden_size */
+    uint32_t vocab;          /* vocab_size */
     uint64_t params, active; /* total, and touched per token (MoE: top-k experts) */
 } model_preset;
 
@@ -56,8 +61,10 @@ static const model_preset models[] = {
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 typedef struct gpu_preset {
-    const char *name;
-    double mem_gib, hbm_bw, peak_flops;
+    const char *name;  /* canonical spelling */
+    double mem_gib;    /* datasheet capacity, GiB (see above) */
+    double hbm_bw;     /* bytes/s, decimal */
+    double peak_flops; /* dense BF16 FLOP/s */
 } gpu_preset;
 
 static const gpu_preset gpus[] = {

@@ -65,12 +65,12 @@ static const char help[] =
     "\n";
 
 typedef struct est_opts {
-    uint64_t *lengths; /* owned; NULL until --lengths */
-    size_t n_lengths;
-    uint64_t shared_prefix;
-    uint64_t target_len;
-    double safety;
-    bool json;
+    uint64_t *lengths;      /* owned; NULL until --lengths (the last --lengths wins) */
+    size_t n_lengths;       /* ≤ MAX_SEQUENCES */
+    uint64_t shared_prefix; /* tokens common to every sequence; may exceed some lengths */
+    uint64_t target_len;    /* tokens per request for concurrency, ≥ 1 */
+    double safety;          /* in (0, 1] */
+    bool json;              /* --json */
 } est_opts;
 
 /* "1024,3072" or "4096x20,512": CLI_OK, or CLI_USAGE after printing. */
@@ -143,12 +143,15 @@ static json_t *ledgers_json(const kv_ledgers *l)
 }
 
 typedef struct results {
-    const cli_model_opts *mo;
-    const cli_setup *s;
+    const cli_model_opts *mo; /* the options, for the budget breakdown */
+    const cli_setup *s;       /* resolved model, GPU, shard and capacity */
     const est_opts *e;
-    kv_ledgers whole, rank;
-    uint64_t blocks_per_request, max_concurrency, paged_max_concurrency;
-    uint64_t sum_len, max_len, min_len;
+    kv_ledgers whole;                   /* at c, the whole model */
+    kv_ledgers rank;                    /* at c_rank, one GPU of the largest stage */
+    uint64_t blocks_per_request;        /* ⌈target_len / b⌉ */
+    uint64_t max_concurrency;           /* ⌊max_tokens · safety / target_len⌋ */
+    uint64_t paged_max_concurrency;     /* ⌊usable · safety / blocks_per_request⌋ */
+    uint64_t sum_len, max_len, min_len; /* over e->lengths */
 } results;
 
 static int print_json(const results *r)
@@ -412,7 +415,7 @@ int cmd_estimate(int argc, char **argv)
             (uint64_t)floor((double)s.cap.usable_blocks * e.safety / (double)r.blocks_per_request);
         if (e.json) {
             if (print_json(&r) != 0)
-                rc = cli_error(CLI_RUNTIME, "cannot encode JSON");
+                rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
         } else {
             print_table(&r);
         }
