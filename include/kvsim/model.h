@@ -23,32 +23,35 @@ typedef enum kv_dtype {
     KV_DTYPE_INT4,
 } kv_dtype;
 
-/* "fp16" … "int4" → 0 or -KV_EINVAL. */
+/* "fp16" … "int4" (case-insensitive; also "float16", "bfloat16", "fp8_e4m3", "fp8_e5m2")
+ * → 0 or -KV_EINVAL. */
 int kv_dtype_parse(const char *s, kv_dtype *out);
 const char *kv_dtype_name(kv_dtype d);
 double kv_dtype_bytes(kv_dtype d); /* 2, 2, 1, 1, 0.5 */
 
 typedef struct kv_model {
-    char name[64];          /* preset name or config.json path basename */
-    uint32_t num_layers;    /* L */
-    uint32_t num_heads;     /* attention (query) heads */
-    uint32_t num_kv_heads;  /* H_kv; num_heads when the config has no num_key_value_heads */
-    uint32_t head_dim;      /* d; hidden_size / num_heads when the config has none */
-    uint32_t hidden_size;   /* d_model */
-    uint32_t vocab_size;    /* for the roofline's LM-head flops; 0 if unknown */
-    uint64_t num_params;    /* total parameters (weights bytes = num_params · weight bytes) */
-    uint64_t active_params; /* parameters touched per token (≠ num_params for MoE) */
-    kv_dtype kv_dtype;      /* KV cache element type (default: the model's, bf16) */
-    double weight_bytes;    /* bytes per weight element, 2 for bf16 */
+    char name[64];           /* preset name; for a config.json its directory name when the
+                                file is called config.json, else the file name */
+    uint32_t num_layers;     /* L */
+    uint32_t num_heads;      /* attention (query) heads */
+    uint32_t num_kv_heads;   /* H_kv; num_heads when the config has no num_key_value_heads */
+    uint32_t head_dim;       /* d; hidden_size / num_heads when the config has none */
+    uint32_t hidden_size;    /* d_model */
+    uint32_t vocab_size;     /* for the roofline's LM-head flops; 0 if unknown */
+    uint64_t num_params;     /* total parameters (weights bytes = num_params · weight bytes);
+                                0 = unknown (a config.json without intermediate/vocab size) */
+    uint64_t active_params;  /* parameters touched per token (≠ num_params for MoE) */
+    kv_dtype kv_dtype;       /* KV cache element type (default: the model's, bf16) */
+    double weight_bytes;     /* bytes per weight element, 2 for bf16 */
     uint32_t kv_scale_group; /* G: elements per quantisation scale; 0 = no scales */
     uint32_t kv_scale_bytes; /* S: bytes per scale */
 } kv_model;
 
 typedef struct kv_gpu {
     char name[32];
-    uint64_t mem_bytes;  /* device memory, bytes */
-    double hbm_bw;       /* bytes/s */
-    double peak_flops;   /* dense bf16 FLOP/s */
+    uint64_t mem_bytes; /* device memory, bytes */
+    double hbm_bw;      /* bytes/s */
+    double peak_flops;  /* dense bf16 FLOP/s */
 } kv_gpu;
 
 /* Presets.  0, or -KV_ENOENT with diag "unknown model preset 'x' (known: …)". */
@@ -68,19 +71,25 @@ double kv_model_bytes_per_token(const kv_model *m);
 /* Per-rank sharding (DESIGN §2 "Parallelism"). */
 typedef struct kv_shard {
     uint32_t tp, pp;
-    uint32_t layers_per_rank;   /* ⌈L/PP⌉ (largest stage bounds) */
-    uint32_t kv_heads_per_rank; /* H_kv/TP, or ⌈H_kv/TP⌉ when replicated or indivisible */
-    bool kv_replicated;         /* TP > H_kv: each rank holds a replicated head */
-    bool kv_indivisible;        /* H_kv % TP != 0 and TP < H_kv: reported, rounded up */
+    uint32_t layers_per_rank;    /* ⌈L/PP⌉ (largest stage bounds) */
+    uint32_t kv_heads_per_rank;  /* H_kv/TP, or ⌈H_kv/TP⌉ when replicated or indivisible */
+    bool kv_replicated;          /* TP > H_kv: each rank holds a replicated head */
+    bool kv_indivisible;         /* neither H_kv % TP == 0 nor TP % H_kv == 0: reported,
+                                    heads per rank rounded up (vLLM refuses such a TP) */
+    uint32_t kv_replication;     /* copies of each KV head across the TP group: ⌈TP/H_kv⌉ when
+                                    replicated, else 1 */
+    uint64_t bpt_rank_num;       /* c_rank = bpt_rank_num / bpt_rank_den exactly (int4 and */
+    uint64_t bpt_rank_den;       /* scale metadata make it fractional); den ≥ 1, reduced */
     double bytes_per_token;      /* c, whole model */
     double bytes_per_token_rank; /* c_rank, what one rank stores per token */
     uint64_t weight_bytes_rank;  /* ⌈weights / (TP·PP)⌉ */
 } kv_shard;
 
-/* tp, pp ≥ 1 or -KV_EINVAL. */
+/* tp, pp ≥ 1 or -KV_EINVAL; -KV_ERANGE when the geometry overflows 64-bit byte counts. */
 int kv_shard_compute(const kv_model *m, uint32_t tp, uint32_t pp, kv_shard *out, kv_diag *diag);
 
-/* Bytes of one block of b tokens on one rank: ⌈b · c_rank⌉. */
+/* Bytes of one block of b tokens on one rank: ⌈b · c_rank⌉ (exact; UINT64_MAX if it
+ * overflows, which the capacity functions report as -KV_ERANGE). */
 uint64_t kv_block_bytes(const kv_shard *s, uint32_t block_size);
 
 /* Budget and pool size.  kv_budget = util · gpu_mem − weights_per_rank − reserve
@@ -93,7 +102,8 @@ typedef struct kv_capacity {
     uint64_t max_tokens;    /* ⌊kv_budget / c_rank⌋, the seed's theory */
 } kv_capacity;
 
-/* From a GPU: -KV_ECAPACITY with a diag when the budget is ≤ 0 or gives < 2 blocks. */
+/* From a GPU: -KV_ECAPACITY with a diag when the budget is ≤ 0 or gives < 2 blocks;
+ * -KV_ERANGE when num_blocks would exceed UINT32_MAX; -KV_EINVAL for util outside (0, 1]. */
 int kv_capacity_from_gpu(const kv_shard *s, const kv_gpu *g, double util, uint64_t reserve_bytes,
                          uint32_t block_size, kv_capacity *out, kv_diag *diag);
 int kv_capacity_from_budget(const kv_shard *s, uint64_t kv_budget_bytes, uint32_t block_size,
@@ -105,10 +115,14 @@ int kv_capacity_from_blocks(const kv_shard *s, uint32_t num_blocks, uint32_t blo
 /* The three ledgers for lengths T_1..T_n, with block size b; shared_prefix tokens at the
  * start of every sequence are physically shared (full blocks only, as the pool shares). */
 typedef struct kv_ledgers {
-    double effective_bytes; /* c · ΣT */
-    double padded_bytes;    /* c · n · max T */
-    double paged_bytes;     /* c · b · Σ⌈T/b⌉ */
-    uint64_t tail_waste_tokens; /* b·Σ⌈T/b⌉ − ΣT */
+    uint64_t effective_tokens;  /* ΣT */
+    uint64_t padded_tokens;     /* n · max T */
+    uint64_t allocated_tokens;  /* b · Σ⌈T/b⌉, token slots in allocated blocks */
+    double effective_bytes;     /* c · ΣT */
+    double padded_bytes;        /* c · n · max T */
+    double paged_bytes;         /* c · b · Σ⌈T/b⌉ */
+    uint64_t tail_waste_tokens; /* b·Σ⌈T/b⌉ − ΣT, always < n·b */
+    double tail_waste_bytes;    /* c · tail_waste_tokens */
     uint64_t logical_blocks;    /* Σ⌈T/b⌉ */
     uint64_t physical_blocks;   /* unique: shared full prefix blocks counted once */
     double physical_bytes;      /* c · b · physical_blocks */
@@ -121,6 +135,8 @@ void kv_ledgers_compute(double bytes_per_token, const uint64_t *lengths, size_t 
  * of 1024, decimal of 1000.  0, -KV_EINVAL (syntax, unknown unit) or -KV_ERANGE (zero,
  * negative, overflow); the diag names the text. */
 int kv_parse_size(const char *s, uint64_t *out, kv_diag *diag);
+/* The same, but "0" (with or without a unit) is accepted: for --reserve. */
+int kv_parse_size_or_zero(const char *s, uint64_t *out, kv_diag *diag);
 /* "24.00 GiB (25.77 GB)" into buf. */
 void kv_format_size(char *buf, size_t n, double bytes);
 

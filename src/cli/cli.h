@@ -98,6 +98,8 @@ typedef struct cli_setup {
     kv_capacity cap;
     uint32_t block_size;
     const char *budget_source; /* "gpu", "kv-budget" or "num-blocks" */
+    const char *model_path;    /* the config.json read (the --model argument), or NULL for
+                                  a preset */
 } cli_setup;
 
 /* Resolve presets/config, overrides, sharding and capacity: 0, or an exit code after

@@ -12,6 +12,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 
