@@ -182,6 +182,10 @@ int kv__next_line(kv__reader *r)
     }
     r->buf[n] = '\0';
     r->len = n;
+    const char *nul = memchr(r->buf, '\0', n);
+    if (nul) /* text formats only: a NUL would silently cut a CSV field short */
+        return kv__fail(r, -KV_EPARSE, r->lineno, "NUL byte at column %zu",
+                        (size_t)(nul - r->buf) + 1);
     return 1;
 }
 
@@ -344,6 +348,7 @@ static int open_and_read(kv__reader *r, bool is_json_format, bool is_csv_format)
 int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag)
 {
     static const kv_trace_options defaults;
+    assert(out && path);
     *out = NULL;
     if (!opt)
         opt = &defaults;

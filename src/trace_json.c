@@ -256,7 +256,7 @@ static int detect(kv__reader *r, uint64_t line, json_t *o)
 
 int kv__read_jsonl(kv__reader *r)
 {
-    int rc;
+    int rc = 0;
     while (!kv__limit_reached(r) && (rc = kv__next_line(r)) != 0) {
         if (rc < 0)
             return rc;
