@@ -5,7 +5,8 @@
  * commas, "" for a quote, and line breaks (the record then spans physical lines; messages
  * name the line where it starts, and an embedded CRLF is kept as LF).  Lines may end in
  * LF or CRLF, the last one may lack it.  Spaces and tabs around a field (outside its
- * quotes) are trimmed; text after a closing quote is an error.  Records that are blank
+ * quotes) are trimmed; text after a closing quote is an error, while a quote inside an
+ * unquoted field is kept as a literal character (as Python's csv does).  Records that are blank
  * (only white space) are skipped and not counted.  The first non-blank record is the
  * header: columns are found by exact, case-sensitive name, any order, unknown columns
  * ignored; a column the format uses may appear only once.  Every data record must have
