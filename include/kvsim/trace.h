@@ -29,6 +29,10 @@ typedef enum kv_trace_format {
 
 /* "auto", "jsonl", "csv", "mooncake", "azure", "lengths" → 0 or -KV_EINVAL. */
 int kv_trace_format_parse(const char *s, kv_trace_format *out);
+/* The same, filling diag on failure:
+ * "unknown trace format 'xml' (expected one of: auto, jsonl, csv, mooncake, azure, lengths)" */
+int kv_trace_format_parse_diag(const char *s, kv_trace_format *out, kv_diag *diag);
+#define KV_TRACE_FORMAT_NAMES "auto, jsonl, csv, mooncake, azure, lengths"
 const char *kv_trace_format_name(kv_trace_format f);
 
 /* Where a request's prompt content comes from (DESIGN §3 "Content sources"). */
@@ -43,6 +47,7 @@ typedef struct kv_request_spec {
     uint32_t prompt_len;  /* 1..KV_TRACE_MAX_LEN */
     uint32_t output_len;  /* 1..KV_TRACE_MAX_LEN */
     uint32_t row;         /* 0-based index among the file's non-empty data rows */
+    uint32_t line;        /* 1-based physical line where the row starts (for messages) */
     int32_t priority;     /* lower = more important; 0 if absent */
     const char *id;       /* the trace's id, or NULL (then the row index is the id) */
     const char *adapter;  /* LoRA name, NULL = none (an empty string means none) */
@@ -57,8 +62,9 @@ typedef struct kv_trace_options {
     kv_trace_format format;    /* KV_TRACE_AUTO: detect */
     uint32_t trace_block_size; /* tb for hash_ids; 0 means the default 512 */
     uint64_t limit;            /* keep the first N non-empty data rows; 0 = all */
-    double time_scale;         /* arrivals × F; 0 means 1 */
-    double rate;               /* requests/s for length-stats files (required there) */
+    double time_scale;         /* arrivals × F, every format; 0 means 1; else > 0, finite */
+    double rate;               /* requests/s for length-stats files (required there,
+                                  ignored by formats that carry times) */
     uint64_t seed;             /* for length-stats Poisson arrivals */
 } kv_trace_options;
 
@@ -71,8 +77,11 @@ typedef struct kv_trace {
     void *arena__;             /* private: owns ids, strings, tokens, hash_ids */
 } kv_trace;
 
-/* Load a trace.  0, or a negative KV_E* with the diag naming file and line.
- * Never leaves *out half-built: on error *out is NULL. */
+/* Load a trace.  0, or a negative KV_E* with the diag naming file and line:
+ * -KV_ENOENT / -KV_EIO (cannot open or read), -KV_EPARSE (malformed, missing or ill-typed
+ * data, undetectable format, empty trace), -KV_ERANGE (a value out of range: length, time,
+ * token or hash id, priority), -KV_EINVAL (bad options: time_scale, rate).  opt may be
+ * NULL (all defaults).  Never leaves *out half-built: on error *out is NULL. */
 int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
                   kv_diag *diag);
 void kv_trace_free(kv_trace *t); /* NULL ok */

@@ -1,0 +1,414 @@
+/* trace: load a request trace file into an ordered, validated request stream (DESIGN §7).
+ *
+ * Pipeline.  kv_trace_load validates the options, opens the file and finds the first
+ * non-blank line.  A '{' there (or a forced JSON format) hands the file to trace_json.c,
+ * anything else to trace_csv.c; each family reader detects its exact format from the first
+ * row's keys or the header's columns, then appends one kv_request_spec per data row, in
+ * file order, stopping after `limit` rows without reading further.  This file then
+ * finishes the stream: Azure absolute times become relative to the earliest TIMESTAMP
+ * read, --time-scale multiplies every arrival (llround of a double product), and a stable
+ * sort orders requests by arrival with ties in file order (`row` breaks them, so qsort is
+ * stable here).  Lines are streamed with getline; nothing is kept per line but the row.
+ *
+ * Memory.  One kv_request_spec array (grown by doubling) plus an arena (kv__arena) for
+ * every id, adapter, salt, token array and hash-id array: a million-row trace costs a
+ * handful of large allocations, and kv_trace_free releases it all at once.
+ *
+ * Invariants of a loaded trace:  n ≥ 1;  reqs[i].arrival_ns ≤ reqs[i+1].arrival_ns, and
+ * equal arrivals have increasing row;  {reqs[i].row} = {0..n−1};  content == TOKENS ⇔
+ * tokens != NULL (prompt_len ids);  content == HASH_IDS ⇔ hash_ids != NULL with
+ * n_hash_ids == ⌈prompt_len/tb⌉;  empty adapter/salt/id strings are stored as NULL.
+ *
+ * Errors.  Every message starts with the path as given, and with ":line" (1-based
+ * physical line, where the offending row or record starts) whenever a line is to blame.
+ * On error nothing is returned: the reader is torn down and *out stays NULL.
+ *
+ * Out of scope: content hashing (blockhash), --shared-prefix (engine), any simulation.
+ */
+#include "kvsim/trace.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+#include "trace_internal.h"
+
+/* 2^63 as a double: the first value llround cannot represent in int64. */
+#define NS_LIMIT 9223372036854775808.0
+
+static const char *const format_names[] = {
+    [KV_TRACE_AUTO] = "auto",     [KV_TRACE_KVSIM_JSONL] = "jsonl",
+    [KV_TRACE_KVSIM_CSV] = "csv", [KV_TRACE_MOONCAKE] = "mooncake",
+    [KV_TRACE_AZURE] = "azure",   [KV_TRACE_LENGTHS] = "lengths",
+};
+#define NUM_FORMATS (sizeof format_names / sizeof format_names[0])
+
+int kv_trace_format_parse(const char *s, kv_trace_format *out)
+{
+    for (size_t i = 0; i < NUM_FORMATS; i++) {
+        if (strcmp(s, format_names[i]) == 0) {
+            *out = (kv_trace_format)i;
+            return 0;
+        }
+    }
+    return -KV_EINVAL;
+}
+
+int kv_trace_format_parse_diag(const char *s, kv_trace_format *out, kv_diag *diag)
+{
+    if (kv_trace_format_parse(s, out) == 0)
+        return 0;
+    return kv_diag_set(diag, -KV_EINVAL, "unknown trace format '%s' (expected one of: %s)", s,
+                       KV_TRACE_FORMAT_NAMES);
+}
+
+const char *kv_trace_format_name(kv_trace_format f)
+{
+    return (unsigned)f < NUM_FORMATS ? format_names[f] : "unknown";
+}
+
+/* ---- arena ------------------------------------------------------------------------- */
+
+#define ARENA_CHUNK ((size_t)256 * 1024)
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t size; /* usable bytes in data */
+    max_align_t data[];
+} chunk;
+
+struct kv__arena {
+    chunk *head; /* newest chunk first */
+    char *p;     /* next free byte in head */
+    size_t left; /* free bytes after p in head */
+};
+
+kv__arena *kv__arena_create(void)
+{
+    return kv_xcalloc(1, sizeof(kv__arena));
+}
+
+void kv__arena_destroy(kv__arena *a)
+{
+    if (!a)
+        return;
+    for (chunk *c = a->head, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+void *kv__arena_alloc(kv__arena *a, size_t n, size_t align)
+{
+    assert(align && (align & (align - 1)) == 0 && align <= alignof(max_align_t));
+    size_t pad = (size_t)(-(uintptr_t)a->p) & (align - 1);
+    if (!a->head || a->left < pad + n) {
+        size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+        chunk *c = kv_xmalloc(offsetof(chunk, data) + size);
+        c->size = size;
+        if (size == n && a->head) {
+            /* a big array gets a chunk of its own, behind the current one, so the
+             * current chunk's free tail stays usable */
+            c->next = a->head->next;
+            a->head->next = c;
+            return c->data;
+        }
+        c->next = a->head;
+        a->head = c;
+        a->p = (char *)c->data;
+        a->left = size;
+        pad = 0;
+    }
+    void *r = a->p + pad;
+    a->p += pad + n;
+    a->left -= pad + n;
+    return r;
+}
+
+char *kv__arena_strndup(kv__arena *a, const char *s, size_t n)
+{
+    char *d = kv__arena_alloc(a, n + 1, 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+/* ---- reader helpers ---------------------------------------------------------------- */
+
+int kv__fail(kv__reader *r, int err, uint64_t line, const char *fmt, ...)
+{
+    if (!r->diag)
+        return err;
+    char msg[sizeof r->diag->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (line)
+        return kv_diag_set(r->diag, err, "%s:%llu: %s", r->path, (unsigned long long)line, msg);
+    return kv_diag_set(r->diag, err, "%s: %s", r->path, msg);
+}
+
+int kv__next_line(kv__reader *r)
+{
+    if (r->pending) {
+        r->pending = false;
+        return 1;
+    }
+    errno = 0;
+    ssize_t got = getline(&r->buf, &r->buf_cap, r->f);
+    if (got < 0) {
+        if (ferror(r->f))
+            return kv__fail(r, -KV_EIO, 0, "cannot read: %s", strerror(errno ? errno : EIO));
+        return 0;
+    }
+    r->lineno++;
+    size_t n = (size_t)got;
+    if (n && r->buf[n - 1] == '\n')
+        n--;
+    if (n && r->buf[n - 1] == '\r')
+        n--;
+    if (r->lineno == 1 && n >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(r->buf, r->buf + 3, n - 3);
+        n -= 3;
+    }
+    r->buf[n] = '\0';
+    r->len = n;
+    const char *nul = memchr(r->buf, '\0', n);
+    if (nul) /* text formats only: a NUL would silently cut a CSV field short */
+        return kv__fail(r, -KV_EPARSE, r->lineno, "NUL byte at column %zu",
+                        (size_t)(nul - r->buf) + 1);
+    return 1;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+bool kv__is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!is_space(s[i]))
+            return false;
+    }
+    return true;
+}
+
+bool kv__limit_reached(const kv__reader *r)
+{
+    return r->limit && r->n >= r->limit;
+}
+
+int kv__push(kv__reader *r, uint64_t line, kv_request_spec **out)
+{
+    if (r->n >= UINT32_MAX || line > UINT32_MAX)
+        return kv__fail(r, -KV_ERANGE, line, "too many rows (at most %u are supported)",
+                        (unsigned)UINT32_MAX);
+    void *p = r->reqs;
+    kv_grow(&p, &r->cap, r->n + 1, sizeof *r->reqs);
+    r->reqs = p;
+    kv_request_spec *q = &r->reqs[r->n];
+    memset(q, 0, sizeof *q);
+    q->row = (uint32_t)r->n;
+    q->line = (uint32_t)line;
+    r->n++;
+    *out = q;
+    return 0;
+}
+
+int kv__time_to_ns(double value, double ns_per_unit, int64_t *out)
+{
+    if (!isfinite(value))
+        return KV__TIME_NONFINITE;
+    if (value < 0)
+        return KV__TIME_NEGATIVE;
+    double ns = value * ns_per_unit;
+    if (!(ns < NS_LIMIT))
+        return KV__TIME_OVERFLOW;
+    *out = llround(ns);
+    return KV__TIME_OK;
+}
+
+int kv__time_fail(kv__reader *r, uint64_t line, const char *field, int why, const char *shown)
+{
+    switch (why) {
+    case KV__TIME_NONFINITE:
+        return kv__fail(r, -KV_ERANGE, line, "'%s' must be a finite number, got %s", field, shown);
+    case KV__TIME_NEGATIVE:
+        return kv__fail(r, -KV_ERANGE, line, "'%s' must not be negative, got %s", field, shown);
+    default:
+        assert(why == KV__TIME_OVERFLOW);
+        return kv__fail(r, -KV_ERANGE, line, "'%s' is too large for 64-bit nanoseconds, got %s",
+                        field, shown);
+    }
+}
+
+uint32_t kv__hash_blocks(uint32_t prompt_len, uint32_t tb)
+{
+    return (uint32_t)(((uint64_t)prompt_len + tb - 1) / tb);
+}
+
+/* ---- finishing --------------------------------------------------------------------- */
+
+/* Azure: arrival = (abs_sec, frac ns) − earliest (abs_sec, frac ns), in exact integers. */
+static int azure_relative(kv__reader *r)
+{
+    size_t first = 0;
+    for (size_t i = 1; i < r->n; i++) {
+        if (r->abs_sec[i] < r->abs_sec[first] ||
+            (r->abs_sec[i] == r->abs_sec[first] &&
+             r->reqs[i].arrival_ns < r->reqs[first].arrival_ns))
+            first = i;
+    }
+    int64_t sec0 = r->abs_sec[first], frac0 = r->reqs[first].arrival_ns;
+    for (size_t i = 0; i < r->n; i++) {
+        int64_t dsec = r->abs_sec[i] - sec0; /* ≥ 0; |abs_sec| < 2^39, no overflow */
+        int64_t dfrac = r->reqs[i].arrival_ns - frac0;
+        if (dsec > (INT64_MAX - 999999999) / 1000000000)
+            return kv__fail(r, -KV_ERANGE, r->reqs[i].line,
+                            "'TIMESTAMP' is too far after the earliest TIMESTAMP (line %u) "
+                            "for 64-bit nanoseconds",
+                            (unsigned)r->reqs[first].line);
+        r->reqs[i].arrival_ns = dsec * 1000000000 + dfrac;
+    }
+    return 0;
+}
+
+static int apply_time_scale(kv__reader *r, double scale)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        double x = (double)r->reqs[i].arrival_ns * scale;
+        if (!(x < NS_LIMIT))
+            return kv__fail(r, -KV_ERANGE, r->reqs[i].line,
+                            "arrival %lld ns scaled by time scale %g is too large for 64-bit "
+                            "nanoseconds",
+                            (long long)r->reqs[i].arrival_ns, scale);
+        r->reqs[i].arrival_ns = llround(x);
+    }
+    return 0;
+}
+
+static int by_arrival(const void *pa, const void *pb)
+{
+    const kv_request_spec *a = pa, *b = pb;
+    if (a->arrival_ns != b->arrival_ns)
+        return a->arrival_ns < b->arrival_ns ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+static void sort_by_arrival(kv__reader *r)
+{
+    for (size_t i = 1; i < r->n; i++) {
+        if (r->reqs[i].arrival_ns < r->reqs[i - 1].arrival_ns) {
+            qsort(r->reqs, r->n, sizeof *r->reqs, by_arrival);
+            return;
+        }
+    }
+}
+
+/* ---- public entry ------------------------------------------------------------------ */
+
+static int open_and_read(kv__reader *r, bool is_json_format, bool is_csv_format)
+{
+    int rc;
+    while ((rc = kv__next_line(r)) == 1 && kv__is_blank(r->buf, r->len))
+        ;
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return kv__fail(r, -KV_EPARSE, 0, "trace has no requests");
+    r->pending = true;
+    if (!is_json_format && !is_csv_format) {
+        size_t i = 0;
+        while (i < r->len && is_space(r->buf[i]))
+            i++;
+        if (r->buf[i] == '[')
+            return kv__fail(r, -KV_EPARSE, r->lineno,
+                            "cannot detect the trace format: a JSON array; kvsim reads JSON "
+                            "Lines (one object per line) or CSV");
+        is_json_format = r->buf[i] == '{';
+    }
+    rc = is_json_format ? kv__read_jsonl(r) : kv__read_csv(r);
+    if (rc < 0)
+        return rc;
+    if (r->n == 0)
+        return kv__fail(r, -KV_EPARSE, 0, "trace has no requests");
+    return 0;
+}
+
+int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag)
+{
+    static const kv_trace_options defaults;
+    assert(out && path);
+    *out = NULL;
+    if (!opt)
+        opt = &defaults;
+    assert((unsigned)opt->format < NUM_FORMATS);
+    double scale = opt->time_scale == 0 ? 1.0 : opt->time_scale;
+    if (!(scale > 0) || !isfinite(scale))
+        return kv_diag_set(diag, -KV_EINVAL, "time scale must be a positive finite number, got %g",
+                           scale);
+
+    kv__reader r = {
+        .path = path,
+        .diag = diag,
+        .format = opt->format,
+        .tb = opt->trace_block_size ? opt->trace_block_size : 512,
+        .limit = opt->limit,
+        .rate = opt->rate,
+        .seed = opt->seed,
+    };
+    r.f = fopen(path, "rb");
+    if (!r.f) {
+        int e = errno;
+        return kv_diag_set(diag, e == ENOENT ? -KV_ENOENT : -KV_EIO, "cannot open '%s': %s", path,
+                           strerror(e));
+    }
+    r.arena = kv__arena_create();
+    bool json = opt->format == KV_TRACE_KVSIM_JSONL || opt->format == KV_TRACE_MOONCAKE;
+    bool csv = opt->format == KV_TRACE_KVSIM_CSV || opt->format == KV_TRACE_AZURE ||
+               opt->format == KV_TRACE_LENGTHS;
+    int rc = open_and_read(&r, json, csv);
+    fclose(r.f);
+    free(r.buf);
+    if (rc == 0 && r.format == KV_TRACE_AZURE)
+        rc = azure_relative(&r);
+    free(r.abs_sec);
+    if (rc == 0 && scale != 1.0)
+        rc = apply_time_scale(&r, scale);
+    if (rc < 0) {
+        free(r.reqs);
+        kv__arena_destroy(r.arena);
+        return rc;
+    }
+    sort_by_arrival(&r);
+
+    kv_trace *t = kv_xcalloc(1, sizeof *t);
+    t->reqs = r.reqs;
+    t->n = r.n;
+    t->format = r.format;
+    t->trace_block_size = r.tb;
+    t->path = kv_xstrdup(path);
+    t->arena__ = r.arena;
+    *out = t;
+    return 0;
+}
+
+void kv_trace_free(kv_trace *t)
+{
+    if (!t)
+        return;
+    kv__arena_destroy(t->arena__);
+    free(t->reqs);
+    free(t->path);
+    free(t);
+}
