@@ -129,7 +129,8 @@ void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_s
     t->pp = s->pp;
 }
 
-int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens)
+int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens,
+                          uint64_t attn_pairs)
 {
     double sec;
     switch (t->kind) {
@@ -141,7 +142,7 @@ int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_
     case KV_TIME_ROOFLINE:
     default: {
         double flops = 2.0 * t->active_params * (double)tokens +
-                       t->attn_flops_per_pair * (double)kv_read_tokens;
+                       t->attn_flops_per_pair * (double)attn_pairs;
         double ranks = (double)t->tp * t->pp;
         double compute = flops / (ranks * t->peak_flops * t->mfu);
         double bytes = t->weight_bytes_rank +

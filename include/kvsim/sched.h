@@ -87,7 +87,10 @@ typedef struct kv_batch {
     kv_req **reqs;
     uint32_t n, cap;
     uint64_t tokens;         /* Σ step_new */
-    uint64_t kv_read_tokens; /* Σ over scheduled tokens of the history each one reads */
+    uint64_t kv_read_tokens; /* Σ over scheduled requests of the KV history read: computed
+                                + new tokens (each request's context, once per step) */
+    uint64_t attn_pairs;     /* Σ over scheduled tokens of the positions its query attends
+                                to (itself included): attention FLOPs scale with this */
     uint32_t preempted;      /* preemptions in this step */
 } kv_batch;
 

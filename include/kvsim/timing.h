@@ -1,14 +1,18 @@
 /* timing: how long one engine step takes (DESIGN §6 "Step time").
  *
  *   roofline   overhead + PP · max(flops / (TP·PP · peak · mfu), bytes_rank / (hbm · mbu))
- *              flops = 2 · active_params · tokens + 4 · L · H_q · d · kv_read_tokens
+ *              flops = 2 · active_params · tokens + 4 · L · H_q · d · attn_pairs
  *              bytes_rank = weights_rank + (kv_read_tokens + tokens) · c_rank
  *   linear     A + B · tokens + C · kv_read_tokens   (seconds; fit from measurements)
  *   fixed      DT                                   (seconds, rounded to integer ns)
  *
- * kv_read_tokens = Σ over scheduled tokens of the history each one's query reads (its own
- * position included): a cache saves compute, not reading.  Results are integer
- * nanoseconds, at least 1.  Absolute times are estimates; block counts are exact.
+ * kv_read_tokens = Σ over scheduled requests of the KV history the request's queries read
+ * this step (computed + newly scheduled tokens): prefix hits are read like any other
+ * history (a cache saves compute, not reading), and a request's history is read once per
+ * step, as a tiled attention kernel streams it.  attn_pairs = Σ over scheduled tokens of
+ * the positions each query attends to: the attention FLOPs.  For decode (one token per
+ * request) both equal the context length.  Results are integer nanoseconds, at least 1.
+ * Absolute times are estimates; block counts are exact for the given time model.
  */
 #ifndef KVSIM_TIMING_H
 #define KVSIM_TIMING_H
@@ -52,8 +56,9 @@ typedef struct kv_timing {
 int kv_timing_parse(const char *spec, kv_timing *out, kv_diag *diag);
 /* Fill the roofline's model/GPU terms. */
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s);
-/* Step duration in ns (≥ 1) for `tokens` scheduled tokens reading kv_read_tokens. */
-int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens);
+/* Step duration in ns (≥ 1). */
+int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens,
+                          uint64_t attn_pairs);
 /* Canonical text of the model, for the config echo: "fixed:0.010000000". */
 void kv_timing_describe(const kv_timing *t, char *buf, size_t n);
 
