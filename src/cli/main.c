@@ -12,6 +12,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 
