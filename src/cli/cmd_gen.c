@@ -128,8 +128,8 @@ static const char *const help[] = {
     "  Conversations start at rate R/T, so requests arrive at about R in the long run.  A\n"
     "  conversation ends early when its next prompt would exceed the --prompt max (else\n"
     "  16777216).  A previous output becomes prompt content of the next turn; kvsim never\n"
-    "  matches generated tokens to prompt content, so it is a cache hit from the turn\n"
-    "  after.  Ids are \"s<conversation>.<turn>\"; without --sessions \"r<row>\".\n"
+    "  matches generated tokens to prompt content, so turn t-1's output first hits\n"
+    "  the cache in turn t+1.  Ids are \"s<conversation>.<turn>\"; without --sessions \"r<row>\".\n"
     "\n",
     "Other fields:\n"
     "  --adapters K         each request (conversation) uses one of K LoRA adapters\n"
