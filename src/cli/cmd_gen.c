@@ -142,7 +142,8 @@ static const char *const help[] = {
     "\n",
     "Output:\n"
     "  -o, --out FILE       write to FILE atomically (temp file + rename; nothing is left\n"
-    "                       on error) instead of standard output\n"
+    "                       on error; an existing FILE is kept) instead of standard\n"
+    "                       output ('-'); prints a one-line summary on stderr\n"
     "  Keys, in this order: id, arrival, prompt_len, output_len, then hash_ids,\n"
     "  adapter, priority when present.  Rows without hash_ids are content-less: kvsim\n"
     "  treats them as unique (no invented sharing).\n"
