@@ -108,6 +108,7 @@ int cli_model_resolve(const cli_model_opts *o, cli_setup *out);
 
 /* ---- subcommands: each returns the process exit code ---------------------------------- */
 int cmd_estimate(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 

@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
+    {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
     {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
