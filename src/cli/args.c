@@ -161,7 +161,7 @@ int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, 
 
 int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = cli_parse_u64(opt, arg, min, max, &v);
     if (rc == 0)
         *out = (uint32_t)v;

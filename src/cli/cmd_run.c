@@ -142,9 +142,9 @@ int cmd_run(int argc, char **argv)
     cli_setup setup;
     if (rc == CLI_OK)
         rc = cli_model_resolve(&mo, &setup);
-    kv_engine_config cfg;
-    if (rc == CLI_OK)
-        rc = cli_engine_config(&so, &setup, &cfg);
+    kv_engine_config check;
+    if (rc == CLI_OK) /* option errors before any file is read */
+        rc = cli_engine_config(&so, &setup, &check);
 
     double t0 = wall_now();
     kv_trace *trace = NULL;
@@ -160,23 +160,19 @@ int cmd_run(int argc, char **argv)
     memset(&res, 0, sizeof res);
     json_t *summary = NULL;
     if (rc == CLI_OK) {
-        cfg.sample_every = sample_every;
-        cfg.on_sample = obs.out ? obs_sample : NULL;
-        cfg.on_progress = obs_progress;
-        cfg.ctx = &obs;
-        if (kv_engine_run(&cfg, trace, &res, &d) != 0)
-            rc = cli_diag(CLI_RUNTIME, &d);
+        kv_engine_config hooks = {.sample_every = sample_every,
+                                  .on_sample = obs.out ? obs_sample : NULL,
+                                  .on_progress = obs_progress,
+                                  .ctx = &obs};
+        rc = cli_replay(&so, &setup, trace, &hooks, &res, &summary);
         if (obs.prog.on)
             fputs("\r\033[K", stderr);
     }
-    if (rc == CLI_OK) {
-        summary = kv_report_summary(&res, cli_config_json(&so, &setup, trace, &cfg));
-        if (obs.out) {
-            json_t *perf = perf_json(wall_now() - t0, &res);
-            if (kv_out_commit(obs.out, summary, perf, &res, &d) != 0)
-                rc = cli_diag(CLI_RUNTIME, &d);
-            json_decref(perf);
-        }
+    if (rc == CLI_OK && obs.out) {
+        json_t *perf = perf_json(wall_now() - t0, &res);
+        if (kv_out_commit(obs.out, summary, perf, &res, &d) != 0)
+            rc = cli_diag(CLI_RUNTIME, &d);
+        json_decref(perf);
     }
     if (rc == CLI_OK && !quiet) {
         if (json_out)

@@ -34,6 +34,12 @@ int cli_engine_config(const cli_sim_opts *o, const cli_setup *setup, kv_engine_c
 json_t *cli_config_json(const cli_sim_opts *o, const cli_setup *setup, const kv_trace *t,
                         const kv_engine_config *c);
 
+/* One replay of a loaded trace: engine config from the options and setup (observers and
+ * sample_every from `hooks`, which may be NULL), run, and summary.json's object into
+ * *summary.  0, or an exit code after printing the error.  res must be released. */
+int cli_replay(const cli_sim_opts *o, const cli_setup *setup, const kv_trace *trace,
+               const kv_engine_config *hooks, kv_run_result *res, json_t **summary);
+
 /* The short human summary, printed from summary.json's own numbers. */
 void cli_print_summary(FILE *f, const json_t *summary);
 

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/sim.h"
 #include "kvsim/mem.h"
+#include "kvsim/report.h"
 
 enum {
     OPT_FORMAT = 200,
@@ -241,4 +242,27 @@ json_t *cli_config_json(const cli_sim_opts *o, const cli_setup *setup, const kv_
     }
     json_object_set_new(j, "notes", notes);
     return j;
+}
+
+int cli_replay(const cli_sim_opts *o, const cli_setup *setup, const kv_trace *trace,
+               const kv_engine_config *hooks, kv_run_result *res, json_t **summary)
+{
+    kv_engine_config cfg;
+    *summary = NULL;
+    memset(res, 0, sizeof *res);
+    int rc = cli_engine_config(o, setup, &cfg);
+    if (rc != CLI_OK)
+        return rc;
+    if (hooks) {
+        cfg.sample_every = hooks->sample_every ? hooks->sample_every : 1;
+        cfg.on_sample = hooks->on_sample;
+        cfg.on_progress = hooks->on_progress;
+        cfg.on_step_end = hooks->on_step_end;
+        cfg.ctx = hooks->ctx;
+    }
+    kv_diag d;
+    if (kv_engine_run(&cfg, trace, res, &d) != 0)
+        return cli_diag(CLI_RUNTIME, &d);
+    *summary = kv_report_summary(res, cli_config_json(o, setup, trace, &cfg));
+    return CLI_OK;
 }
