@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kvsim/error.h"
 #include "kvsim/model.h"
@@ -105,6 +106,21 @@ typedef struct cli_setup {
 /* Resolve presets/config, overrides, sharding and capacity: 0, or an exit code after
  * printing the error. */
 int cli_model_resolve(const cli_model_opts *o, cli_setup *out);
+
+/* ---- one output file, written atomically (outfile.c) ---------------------------------- */
+typedef struct cli_outfile {
+    const char *path; /* NULL: standard output */
+    char *tmp;        /* temp path while open */
+    FILE *f;          /* write here between open and commit/abort */
+} cli_outfile;
+
+/* Open path (NULL or "-": standard output) for writing through a temp file in the same
+ * directory.  0, or CLI_RUNTIME after printing the error. */
+int cli_outfile_open(cli_outfile *o, const char *path);
+/* Close and rename into place: 0, or CLI_RUNTIME after printing (the temp file removed). */
+int cli_outfile_commit(cli_outfile *o);
+/* Discard a file that was not completed (the target is left untouched). */
+void cli_outfile_abort(cli_outfile *o);
 
 /* ---- subcommands: each returns the process exit code ---------------------------------- */
 int cmd_estimate(int argc, char **argv);

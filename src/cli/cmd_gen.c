@@ -2,17 +2,13 @@
  * the README section "Generating traces").
  *
  * This file parses options, opens the output and reports; the model lives in src/gen.c
- * and src/lengthdist.c.  --out FILE is written atomically: a temp file in the same
- * directory (so rename cannot cross file systems) that is renamed over FILE only after
- * every byte was written and fclose succeeded; on any error the temp file is removed, so
+ * and src/lengthdist.c.  --out FILE is written atomically (cli_outfile, src/cli/outfile.c):
  * no partial trace ever carries the requested name.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "kvsim/gen.h"
@@ -162,93 +158,6 @@ static int parse_spec(const char *opt, const char *arg, kv_lendist *d)
     return 0;
 }
 
-/* ---- atomic output file ----------------------------------------------------------------- */
-
-typedef struct outfile {
-    const char *path; /* NULL: standard output */
-    char *tmp;        /* temp path while open */
-    FILE *f;
-} outfile;
-
-static int outfile_open(outfile *o, const char *path)
-{
-    memset(o, 0, sizeof *o);
-    if (!path || strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return 0;
-    }
-    o->path = path;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return cli_error(CLI_RUNTIME, "cannot write '%s': Is a directory", path);
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dir_len;
-    size_t n = dir_len + strlen(base) + 32;
-    o->tmp = kv_xmalloc(n);
-    snprintf(o->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, base);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(o->tmp);
-        o->tmp = NULL;
-        return cli_error(CLI_RUNTIME, "cannot create '%s': %s", path, strerror(e));
-    }
-    /* mkstemp makes 0600; give the trace the permissions a plain fopen would. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
-        int e = errno;
-        close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        return cli_error(CLI_RUNTIME, "cannot create '%s': %s", path, strerror(e));
-    }
-    return 0;
-}
-
-/* Discard a file that was not completed. */
-static void outfile_abort(outfile *o)
-{
-    if (o->path && o->f) {
-        fclose(o->f);
-        unlink(o->tmp);
-    }
-    free(o->tmp);
-    o->f = NULL;
-    o->tmp = NULL;
-}
-
-static int outfile_commit(outfile *o)
-{
-    if (!o->path) {
-        if (fflush(stdout) != 0 || ferror(stdout))
-            return cli_error(CLI_RUNTIME, "cannot write to standard output: %s", strerror(errno));
-        return 0;
-    }
-    int bad = fflush(o->f) != 0 || ferror(o->f);
-    int e = errno;
-    if (fclose(o->f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    o->f = NULL;
-    if (!bad && rename(o->tmp, o->path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        return cli_error(CLI_RUNTIME, "cannot write '%s': %s", o->path, strerror(e));
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    return 0;
-}
-
 /* ---- command ---------------------------------------------------------------------------- */
 
 int cmd_gen(int argc, char **argv)
@@ -381,8 +290,8 @@ int cmd_gen(int argc, char **argv)
     if (rc != CLI_OK)
         return rc;
 
-    outfile o;
-    if ((rc = outfile_open(&o, out_path)) != CLI_OK)
+    cli_outfile o;
+    if ((rc = cli_outfile_open(&o, out_path)) != CLI_OK)
         return rc;
     /* A big buffer for files: traces are written in one pass of many short lines.  (Set
      * before the first write; stdout keeps its own buffer, which outlives this frame.) */
@@ -398,12 +307,12 @@ int cmd_gen(int argc, char **argv)
             snprintf(diag.msg, sizeof diag.msg, "cannot write %s%s%s: %s", o.path ? "'" : "",
                      o.path ? o.path : "standard output", o.path ? "'" : "", strerror(errno));
         if (o.path)
-            outfile_abort(&o);
+            cli_outfile_abort(&o);
         else
             fflush(stdout);
         rc = cli_diag(CLI_RUNTIME, &diag);
     } else {
-        rc = outfile_commit(&o);
+        rc = cli_outfile_commit(&o);
     }
     free(buf); /* the file using it is closed by now */
     if (rc == CLI_OK && o.path) {
