@@ -89,6 +89,9 @@ void cli_model_opts_init(cli_model_opts *o);
 int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg);
 /* Whether id belongs to cli_model_options. */
 bool cli_model_opts_owns(int id);
+/* Whether a --model argument names a config.json file (it contains '/' or ends in .json)
+ * rather than a preset. */
+bool cli_model_is_path(const char *model);
 /* Help text for the group, for each command's --help. */
 extern const char cli_model_opts_help[];
 
@@ -126,6 +129,8 @@ void cli_outfile_abort(cli_outfile *o);
 int cmd_estimate(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ static const command commands[] = {
     {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
     {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
     {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
+    {"sweep", cmd_sweep, "replay a trace under lists of knobs in parallel; write sweep.csv"},
+    {"merge", cmd_merge, "rebuild sweep.csv from finished configuration directories"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 

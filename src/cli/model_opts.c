@@ -182,7 +182,7 @@ int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg)
 
 /* A --model argument names a file when it looks like a path (DESIGN: "Any HF config.json
  * is accepted as --model FILE"). */
-static bool is_config_path(const char *s)
+bool cli_model_is_path(const char *s)
 {
     size_t n = strlen(s);
     return strchr(s, '/') != NULL || (n >= 5 && strcmp(s + n - 5, ".json") == 0);
@@ -201,7 +201,7 @@ int cli_model_resolve(const cli_model_opts *o, cli_setup *out)
                          o->kv_scale_group ? "kv-scale-bytes" : "kv-scale-group");
 
     kv_model *m = &out->model;
-    if (is_config_path(o->model)) {
+    if (cli_model_is_path(o->model)) {
         if (kv_model_from_hf_config(o->model, m, &d) != 0)
             return cli_diag(CLI_RUNTIME, &d);
         out->model_path = o->model;

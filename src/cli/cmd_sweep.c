@@ -1,0 +1,855 @@
+/* kvsim sweep TRACE --out DIR: replay one trace under the cartesian product of comma lists
+ * of pool and scheduler knobs, one `kvsim run` per configuration, and collect sweep.csv.
+ *
+ * Flow: parse (every list value and every passed-through option is validated by the very
+ * handler `kvsim run` uses) → load the trace once and resolve the model once (so a bad
+ * trace or model is one error before anything starts) → decide the pool size of every
+ * configuration (the constant-budget rule below) → build one `kvsim run` argv per
+ * configuration → either write them as shell command lines (--emit-jobs) or run them as
+ * child processes, at most -j at once → sweep.csv from the finished directories (the same
+ * code as `kvsim merge`, src/cli/sweep_rows.c) → the human table.
+ *
+ * Nothing is simulated here: each configuration is `/proc/self/exe run TRACE … --out
+ * DIR/NAME --quiet`, fork + execv, no shell, so a sweep row is exactly what `kvsim run`
+ * with the same options writes, and a configuration can be rerun by hand from its line.
+ *
+ * Axes, outermost first (the order rows are sorted in, src/cli/sweep_rows.c):
+ * block size, pool size (--num-blocks or --kv-budget), watermark, free order, max seqs,
+ * preempt.  Each list is sorted (numbers ascending, names alphabetically) and may not
+ * repeat a value, so the configuration order — and the directory names — depend only on
+ * the set of values given, and `kvsim merge DIR` reproduces sweep.csv byte for byte.
+ *
+ * Constant budget: with several block sizes and no pool size, the KV budget is resolved
+ * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
+ * --kv-budget BYTES, so num_blocks = floor(budget / block bytes) per block size: the
+ * comparison is at equal memory.  --num-blocks with several block sizes compares equal
+ * block counts (the budget then differs, and the header says so).
+ *
+ * Failures: a configuration that exits non-zero (its stderr is kept in NAME/stderr.txt)
+ * is reported with its exit code and first stderr line after all others finished; the
+ * others still make sweep.csv; sweep exits 1.  Out of scope: retries, resuming a partial
+ * sweep (rerun it, or run the missing lines of --emit-jobs and `kvsim merge`).
+ */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/sim.h"
+#include "cli/sweep.h"
+#include "kvsim/mem.h"
+#include "kvsim/report.h"
+
+enum {
+    OPT_HELP = 1,
+    OPT_OUT,
+    OPT_JOBS,
+    OPT_EMIT,
+    OPT_QUIET,
+    OPT_SAMPLE_EVERY,
+    OPT_BLOCK_SIZE,
+    OPT_NUM_BLOCKS,
+    OPT_KV_BUDGET,
+    OPT_WATERMARK,
+    OPT_FREE_ORDER,
+    OPT_MAX_SEQS,
+    OPT_PREEMPT,
+    /* --plot goes here (plot engineer): an OPT_PLOT flag, see the hook in cmd_sweep(). */
+};
+
+/* Sweep's own table comes first, so its list options shadow the single-valued options of
+ * the same names in the model and simulation groups. */
+static const cli_opt options[] = {
+    {"help", 'h', false, OPT_HELP},          {"out", 'o', true, OPT_OUT},
+    {"jobs", 'j', true, OPT_JOBS},           {"emit-jobs", 0, true, OPT_EMIT},
+    {"quiet", 'q', false, OPT_QUIET},        {"sample-every", 0, true, OPT_SAMPLE_EVERY},
+    {"block-size", 0, true, OPT_BLOCK_SIZE}, {"num-blocks", 0, true, OPT_NUM_BLOCKS},
+    {"kv-budget", 0, true, OPT_KV_BUDGET},   {"watermark", 0, true, OPT_WATERMARK},
+    {"free-order", 0, true, OPT_FREE_ORDER}, {"max-seqs", 0, true, OPT_MAX_SEQS},
+    {"preempt", 0, true, OPT_PREEMPT},       {NULL, 0, false, 0},
+};
+
+static void help(void)
+{
+    fputs("usage: kvsim sweep TRACE --out DIR [lists] [-j N] [--emit-jobs FILE] [run options]\n"
+          "\n"
+          "Replay TRACE once per configuration of the cartesian product of the lists, each as\n"
+          "'kvsim run TRACE ... --out DIR/NAME --quiet' in its own process, and write\n"
+          "DIR/sweep.csv: one row per configuration, from its summary.json.\n"
+          "\n"
+          "lists (comma-separated; each sorted, a repeated value is an error):\n"
+          "      --block-size B,...   tokens per KV block (default 16)\n"
+          "      --num-blocks N,...   pool sizes (not with --kv-budget)\n"
+          "      --kv-budget SIZE,... KV memory per rank (not with --num-blocks)\n"
+          "      --watermark F,...    admission watermark (default 0.01)\n"
+          "      --free-order O,...   split, append (default split)\n"
+          "      --max-seqs N,...     running requests cap (default 256)\n"
+          "      --preempt P,...      fcfs, priority (default fcfs)\n"
+          "constant budget: with several block sizes and neither --num-blocks nor --kv-budget,\n"
+          "the KV budget is derived once (model, GPU, --gpu-util, --reserve) and passed to\n"
+          "every configuration as --kv-budget BYTES: num_blocks = floor(budget / block bytes)\n"
+          "for each block size.  --num-blocks with several block sizes holds the block count\n"
+          "instead (the budget then differs; the header says so).\n"
+          "\n"
+          "output:\n"
+          "  -o, --out DIR            required; DIR/NAME per configuration, NAME =\n"
+          "                           b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
+          "                           (e.g. b16_wm0.01_split_s256_fcfs), plus DIR/sweep.csv;\n"
+          "                           stale run files in DIR/NAME are removed first\n"
+          "  -j, --jobs N             configurations at once (default: online cores)\n"
+          "      --emit-jobs FILE     write one 'kvsim run' command line per configuration to\n"
+          "                           FILE ('-' = stdout), absolute paths, and run nothing;\n"
+          "                           afterwards 'kvsim merge DIR' writes sweep.csv\n"
+          "      --sample-every N     passed to every run (timeseries.csv every N steps)\n"
+          "  -q, --quiet              print nothing on success (errors still go to stderr)\n"
+          "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
+          "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
+          "Every other option below is passed unchanged to every configuration.\n"
+          "\n",
+          stdout);
+    fputs(cli_sim_opts_help, stdout);
+    fputs(cli_model_opts_help, stdout);
+}
+
+/* ---- axes ------------------------------------------------------------------------------ */
+
+enum { AX_BLOCK, AX_POOL, AX_WATERMARK, AX_FREE, AX_SEQS, AX_PREEMPT, N_AXES };
+enum { MAX_CONFIGS = 10000 };
+
+typedef struct axis_value {
+    char arg[32];   /* canonical text passed to kvsim run */
+    char label[40]; /* fragment of the directory name */
+    uint64_t u;     /* sort key of integer axes */
+    double d;       /* sort key of --watermark */
+} axis_value;
+
+typedef struct axis {
+    const char *opt; /* "block-size"; AX_POOL: "num-blocks", "kv-budget" or NULL (not given) */
+    axis_value *v;
+    size_t n;
+} axis;
+
+/* One pass-through option: "--name" and its value (NULL for a flag), as given. */
+typedef struct pass_opt {
+    const char *name;
+    const char *value;
+} pass_opt;
+
+typedef struct config {
+    size_t at[N_AXES]; /* index into each axis (AX_POOL: unused when not given) */
+    char *name;        /* directory name */
+    char *dir;         /* OUT/name, OUT as the user spelled it */
+    char **argv;       /* the `kvsim run` argv, NULL-terminated, owned */
+} config;
+
+typedef enum pool_mode {
+    POOL_GPU,    /* one block size, no pool size: each run derives it, as kvsim run does */
+    POOL_CONST,  /* several block sizes, no pool size: budget derived once, passed along */
+    POOL_BUDGET, /* --kv-budget list */
+    POOL_BLOCKS, /* --num-blocks list */
+} pool_mode;
+
+typedef struct sweep {
+    const char *trace, *out, *emit;
+    uint32_t jobs, sample_every; /* sample_every 0: not given */
+    bool quiet;
+    cli_model_opts mo; /* validated values; the axis fields are set per use */
+    cli_sim_opts so;
+    axis ax[N_AXES];
+    pass_opt *pass;
+    size_t n_pass;
+    pool_mode mode;
+    uint64_t budget; /* POOL_CONST: the derived budget; POOL_GPU: what runs will derive */
+    cli_setup setup; /* model, GPU and shard, resolved once */
+    size_t n_requests;
+    config *cfg;
+    size_t n_cfg;
+} sweep;
+
+static int group_id(const cli_opt *t, const char *name)
+{
+    for (; t->name; t++)
+        if (strcmp(t->name, name) == 0)
+            return t->id;
+    return 0;
+}
+
+/* The long name of an option id of any table sweep parses. */
+static const char *opt_name(int id)
+{
+    const cli_opt *groups[] = {options, cli_sim_options, cli_model_options};
+    for (size_t g = 0; g < 3; g++)
+        for (const cli_opt *t = groups[g]; t->name; t++)
+            if (t->id == id)
+                return t->name;
+    return "?";
+}
+
+/* Shortest "%g" text that reads back as exactly d. */
+static void shortest_double(char *buf, size_t n, double d)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* "24GiB", "512MiB", "3KiB" when exact, else bytes. */
+static void size_label(char *buf, size_t n, uint64_t bytes)
+{
+    static const char *const units[] = {"PiB", "TiB", "GiB", "MiB", "KiB"};
+    for (int i = 0; i < 5; i++) {
+        uint64_t unit = 1ull << (10 * (5 - i));
+        if (bytes % unit == 0) {
+            snprintf(buf, n, "%llu%s", (unsigned long long)(bytes / unit), units[i]);
+            return;
+        }
+    }
+    snprintf(buf, n, "%llu", (unsigned long long)bytes);
+}
+
+/* Describe the value the opts now hold for a list option (after its handler accepted an
+ * item, or the default when the list was not given). */
+static void axis_describe(const sweep *s, int opt_id, axis_value *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (opt_id) {
+    case OPT_BLOCK_SIZE:
+        v->u = s->mo.block_size;
+        break;
+    case OPT_NUM_BLOCKS:
+        v->u = s->mo.num_blocks;
+        break;
+    case OPT_KV_BUDGET:
+        v->u = s->mo.kv_budget;
+        break;
+    case OPT_MAX_SEQS:
+        v->u = s->so.sched.max_seqs;
+        break;
+    case OPT_WATERMARK:
+        v->d = s->so.sched.watermark == 0 ? 0.0 : s->so.sched.watermark; /* no "-0" */
+        shortest_double(v->arg, sizeof v->arg, v->d);
+        snprintf(v->label, sizeof v->label, "wm%s", v->arg);
+        return;
+    case OPT_FREE_ORDER:
+        snprintf(v->arg, sizeof v->arg, "%s", kv_free_order_name(s->so.free_order));
+        snprintf(v->label, sizeof v->label, "%s", v->arg);
+        return;
+    case OPT_PREEMPT:
+        snprintf(v->arg, sizeof v->arg, "%s", kv_preempt_name(s->so.sched.preempt));
+        snprintf(v->label, sizeof v->label, "%s", v->arg);
+        return;
+    }
+    snprintf(v->arg, sizeof v->arg, "%llu", (unsigned long long)v->u);
+    if (opt_id == OPT_KV_BUDGET) {
+        memcpy(v->label, "kv", 2);
+        size_label(v->label + 2, sizeof v->label - 2, v->u);
+    } else {
+        snprintf(v->label, sizeof v->label, "%s%s",
+                 opt_id == OPT_BLOCK_SIZE   ? "b"
+                 : opt_id == OPT_NUM_BLOCKS ? "n"
+                                            : "s",
+                 v->arg);
+    }
+}
+
+static int axis_of(int opt_id)
+{
+    switch (opt_id) {
+    case OPT_BLOCK_SIZE:
+        return AX_BLOCK;
+    case OPT_NUM_BLOCKS:
+    case OPT_KV_BUDGET:
+        return AX_POOL;
+    case OPT_WATERMARK:
+        return AX_WATERMARK;
+    case OPT_FREE_ORDER:
+        return AX_FREE;
+    case OPT_MAX_SEQS:
+        return AX_SEQS;
+    default:
+        return AX_PREEMPT;
+    }
+}
+
+static int cmp_u(const void *a, const void *b)
+{
+    uint64_t x = ((const axis_value *)a)->u, y = ((const axis_value *)b)->u;
+    return (x > y) - (x < y);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = ((const axis_value *)a)->d, y = ((const axis_value *)b)->d;
+    return (x > y) - (x < y);
+}
+
+static int cmp_arg(const void *a, const void *b)
+{
+    return strcmp(((const axis_value *)a)->arg, ((const axis_value *)b)->arg);
+}
+
+/* --OPT A,B,C: validate every item with kvsim run's own handler, then sort and reject
+ * repeats.  A list given twice replaces the first (the last option wins, as in run). */
+static int parse_list(sweep *s, int opt_id, const char *opt, const char *list)
+{
+    /* The handlers of the model and simulation groups, by the name run knows them by. */
+    bool model = opt_id == OPT_BLOCK_SIZE || opt_id == OPT_NUM_BLOCKS || opt_id == OPT_KV_BUDGET;
+    int id = group_id(model ? cli_model_options : cli_sim_options, opt);
+    axis *a = &s->ax[axis_of(opt_id)];
+    free(a->v);
+    a->v = NULL;
+    a->n = 0;
+    a->opt = opt;
+    size_t cap = 0;
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0)
+            return cli_error(CLI_USAGE, "--%s: empty item in the list '%s'", opt, list);
+        char item[128];
+        if (len >= sizeof item)
+            return cli_error(CLI_USAGE, "--%s: item '%.*s…' is too long", opt, 40, p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        int rc =
+            model ? cli_model_opts_handle(&s->mo, id, item) : cli_sim_opts_handle(&s->so, id, item);
+        if (rc != CLI_OK)
+            return rc;
+        kv_grow((void **)&a->v, &cap, a->n + 1, sizeof *a->v);
+        axis_describe(s, opt_id, &a->v[a->n++]);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    int (*cmp)(const void *, const void *) = opt_id == OPT_WATERMARK ? cmp_d
+                                             : opt_id == OPT_FREE_ORDER || opt_id == OPT_PREEMPT
+                                                 ? cmp_arg
+                                                 : cmp_u;
+    qsort(a->v, a->n, sizeof *a->v, cmp);
+    for (size_t i = 1; i < a->n; i++)
+        if (cmp(&a->v[i - 1], &a->v[i]) == 0)
+            return cli_error(CLI_USAGE, "--%s: %s appears twice in the list '%s'", opt, a->v[i].arg,
+                             list);
+    return CLI_OK;
+}
+
+/* ---- strings --------------------------------------------------------------------------- */
+
+typedef struct strv {
+    char **v; /* NULL-terminated once strv_end ran */
+    size_t n, cap;
+} strv;
+
+/* Append one printf-formatted argument. */
+static void strv_pushf(strv *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void strv_pushf(strv *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *str = kv_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(str, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    kv_grow((void **)&a->v, &a->cap, a->n + 2, sizeof *a->v);
+    a->v[a->n++] = str;
+    a->v[a->n] = NULL;
+}
+
+static void argv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static char *join(const char *a, const char *sep, const char *b)
+{
+    size_t n = strlen(a) + strlen(sep) + strlen(b) + 1;
+    char *p = kv_xmalloc(n);
+    snprintf(p, n, "%s%s%s", a, sep, b);
+    return p;
+}
+
+/* POSIX shell word: bare when only safe characters, else single-quoted ('\'' inside). */
+static void shell_quote(FILE *f, const char *w)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_./:,+-=@%";
+    if (*w && strspn(w, safe) == strlen(w)) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *w; w++) {
+        if (*w == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*w, f);
+    }
+    fputc('\'', f);
+}
+
+/* ---- configurations --------------------------------------------------------------------- */
+
+/* The `kvsim run` argv of one configuration.  absolute (for --emit-jobs): the program is
+ * this binary's absolute path, and the trace, output and --model file paths are absolute,
+ * so the line runs from any directory on any host that shares the file system. */
+static char **config_argv(const sweep *s, const config *c, bool absolute)
+{
+    strv a = {0};
+    char buf[PATH_MAX + 2];
+    ssize_t n = absolute ? readlink("/proc/self/exe", buf, sizeof buf - 1) : -1;
+    buf[n > 0 ? n : 0] = '\0';
+    strv_pushf(&a, "%s", n > 0 ? buf : "kvsim");
+    strv_pushf(&a, "run");
+    if (absolute && realpath(s->trace, buf))
+        strv_pushf(&a, "%s", buf);
+    else /* "./-x" is the file "-x", never an option */
+        strv_pushf(&a, "%s%s", s->trace[0] == '-' ? "./" : "", s->trace);
+    for (int x = 0; x < N_AXES; x++) {
+        if (s->ax[x].n) {
+            strv_pushf(&a, "--%s", s->ax[x].opt);
+            strv_pushf(&a, "%s", s->ax[x].v[c->at[x]].arg);
+        } else if (x == AX_POOL && s->mode == POOL_CONST) {
+            strv_pushf(&a, "--kv-budget");
+            strv_pushf(&a, "%llu", (unsigned long long)s->budget);
+        }
+    }
+    for (size_t i = 0; i < s->n_pass; i++) {
+        const char *v = s->pass[i].value;
+        strv_pushf(&a, "--%s", s->pass[i].name);
+        if (v && absolute && strcmp(s->pass[i].name, "model") == 0 && cli_model_is_path(v) &&
+            realpath(v, buf))
+            v = buf;
+        if (v)
+            strv_pushf(&a, "%s", v);
+    }
+    if (s->sample_every) {
+        strv_pushf(&a, "--sample-every");
+        strv_pushf(&a, "%u", s->sample_every);
+    }
+    strv_pushf(&a, "--out");
+    if (absolute && realpath(s->out, buf))
+        strv_pushf(&a, "%s/%s", buf, c->name);
+    else
+        strv_pushf(&a, "%s", c->dir);
+    strv_pushf(&a, "--quiet");
+    return a.v;
+}
+
+static char *trim_slashes(const char *dir)
+{
+    char *d = kv_xstrdup(dir);
+    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--)
+        d[n - 1] = '\0';
+    return d;
+}
+
+/* The cartesian product, last axis fastest: configuration order = sweep.csv row order. */
+static void build_configs(sweep *s, bool absolute)
+{
+    size_t n = 1, dims[N_AXES];
+    for (int x = 0; x < N_AXES; x++) {
+        dims[x] = s->ax[x].n ? s->ax[x].n : 1;
+        n *= dims[x];
+    }
+    s->cfg = kv_xcalloc(n, sizeof *s->cfg);
+    s->n_cfg = n;
+    char *out = trim_slashes(s->out);
+    for (size_t i = 0; i < n; i++) {
+        config *c = &s->cfg[i];
+        size_t rest = i;
+        for (int x = N_AXES - 1; x >= 0; x--) {
+            c->at[x] = rest % dims[x];
+            rest /= dims[x];
+        }
+        char name[6 * 48] = "";
+        for (int x = 0; x < N_AXES; x++) {
+            if (s->ax[x].n == 0)
+                continue;
+            size_t len = strlen(name);
+            snprintf(name + len, sizeof name - len, "%s%s", len ? "_" : "",
+                     s->ax[x].v[c->at[x]].label);
+        }
+        c->name = kv_xstrdup(name);
+        c->dir = join(out, "/", name);
+        c->argv = config_argv(s, c, absolute);
+    }
+    free(out);
+}
+
+/* ---- validation and the pool-size rule -------------------------------------------------- */
+
+static int resolve(sweep *s)
+{
+    /* Model, GPU, sharding and time model, checked once with a pool that always fits. */
+    cli_model_opts m = s->mo;
+    m.block_size = (uint32_t)s->ax[AX_BLOCK].v[0].u;
+    m.num_blocks = 2;
+    m.kv_budget = 0;
+    int rc = cli_model_resolve(&m, &s->setup);
+    kv_engine_config check;
+    if (rc == CLI_OK)
+        rc = cli_engine_config(&s->so, &s->setup, &check);
+    if (rc != CLI_OK)
+        return rc;
+
+    const char *pool = s->ax[AX_POOL].opt;
+    s->mode = !pool                        ? (s->ax[AX_BLOCK].n > 1 ? POOL_CONST : POOL_GPU)
+              : !strcmp(pool, "kv-budget") ? POOL_BUDGET
+                                           : POOL_BLOCKS;
+    if (s->mode == POOL_CONST || s->mode == POOL_GPU) {
+        /* The budget does not depend on the block size (DESIGN §2); resolving it at the
+         * smallest block size fails only if every block size would. */
+        m.num_blocks = 0;
+        cli_setup gpu;
+        if ((rc = cli_model_resolve(&m, &gpu)) != CLI_OK)
+            return rc;
+        s->budget = gpu.cap.kv_budget_bytes;
+    }
+
+    kv_trace *t = NULL;
+    kv_diag d;
+    if (kv_trace_load(&t, s->trace, &s->so.trace, &d) != 0)
+        return cli_diag(CLI_RUNTIME, &d);
+    s->n_requests = t->n;
+    kv_trace_free(t);
+    return CLI_OK;
+}
+
+/* One line over the block sizes: num_blocks at a budget, or (num_blocks given) the budget
+ * each block size then gets.  A size whose pool does not fit says so; its run will fail. */
+static void print_sizes(FILE *f, const sweep *s, uint64_t budget, uint32_t num_blocks)
+{
+    kv_capacity cap;
+    kv_diag d;
+    char a[64];
+    fputs(num_blocks ? "  budgets    num_blocks x block bytes:"
+                     : "  num_blocks floor(budget / block bytes):",
+          f);
+    for (size_t i = 0; i < s->ax[AX_BLOCK].n; i++) {
+        uint32_t b = (uint32_t)s->ax[AX_BLOCK].v[i].u;
+        int rc = num_blocks ? kv_capacity_from_blocks(&s->setup.shard, num_blocks, b, &cap, &d)
+                            : kv_capacity_from_budget(&s->setup.shard, budget, b, &cap, &d);
+        if (rc != 0)
+            snprintf(a, sizeof a, "too small");
+        else if (num_blocks)
+            size_label(a, sizeof a, cap.kv_budget_bytes);
+        else
+            snprintf(a, sizeof a, "%u", cap.num_blocks);
+        fprintf(f, "%sb%u %s", i ? ", " : " ", b, a);
+    }
+    fputc('\n', f);
+}
+
+static void print_header(FILE *f, const sweep *s)
+{
+    const cli_setup *u = &s->setup;
+    char a[64];
+    fprintf(f, "kvsim sweep: %zu configuration%s of %s (%zu requests) into %s\n", s->n_cfg,
+            s->n_cfg == 1 ? "" : "s", s->trace, s->n_requests, s->out);
+    fprintf(f, "  setup      %s on %s, TP%u PP%u, %s KV, %.0f B/token per rank\n", u->model.name,
+            u->gpu.name, u->shard.tp, u->shard.pp, kv_dtype_name(u->model.kv_dtype),
+            u->shard.bytes_per_token_rank);
+    size_t nb = s->ax[AX_BLOCK].n, np = s->ax[AX_POOL].n;
+    switch (s->mode) {
+    case POOL_GPU:
+        kv_format_size(a, sizeof a, (double)s->budget);
+        fprintf(f, "  budget     %s per rank, derived from the GPU by each run as kvsim run does\n",
+                a);
+        break;
+    case POOL_CONST:
+        kv_format_size(a, sizeof a, (double)s->budget);
+        fprintf(f,
+                "  budget     constant: %s per rank for every block size, derived once\n"
+                "             from the GPU and passed to every run as --kv-budget %llu\n",
+                a, (unsigned long long)s->budget);
+        print_sizes(f, s, s->budget, 0);
+        break;
+    case POOL_BUDGET:
+        if (np == 1) {
+            kv_format_size(a, sizeof a, (double)s->ax[AX_POOL].v[0].u);
+            fprintf(f, "  budget     constant: --kv-budget %s per rank for every configuration\n",
+                    a);
+            if (nb > 1)
+                print_sizes(f, s, s->ax[AX_POOL].v[0].u, 0);
+        } else {
+            fprintf(f,
+                    "  budget     swept: --kv-budget over %zu values, num_blocks = floor(budget / "
+                    "block bytes)\n",
+                    np);
+        }
+        break;
+    case POOL_BLOCKS:
+        if (nb > 1 && np == 1) {
+            fprintf(f,
+                    "  budget     NOT constant: --num-blocks %s for every block size, so the KV "
+                    "budget\n"
+                    "             (num_blocks x block bytes) differs; for an equal-memory\n"
+                    "             comparison give --kv-budget, or no pool size\n",
+                    s->ax[AX_POOL].v[0].arg);
+            print_sizes(f, s, 0, (uint32_t)s->ax[AX_POOL].v[0].u);
+        } else if (nb > 1) {
+            fprintf(f,
+                    "  budget     NOT constant: fixed block counts (--num-blocks), the KV budget "
+                    "is\n"
+                    "             num_blocks x block bytes and differs between block sizes\n");
+        } else {
+            fprintf(f, "  budget     fixed block counts (--num-blocks): budget = num_blocks x "
+                       "block bytes\n");
+        }
+        break;
+    }
+}
+
+/* ---- outputs --------------------------------------------------------------------------- */
+
+/* DIR must be a writable directory (created if missing); before anything runs. */
+static int make_out_dir(const sweep *s)
+{
+    kv_diag d;
+    if (kv_mkdir_p(s->out, &d) != 0)
+        return cli_diag(CLI_RUNTIME, &d);
+    if (access(s->out, W_OK | X_OK) != 0)
+        return cli_error(CLI_RUNTIME, "cannot write into '%s': %s", s->out, strerror(errno));
+    return CLI_OK;
+}
+
+/* Each configuration's directory exists and holds none of a previous run's files, so a
+ * configuration that fails now cannot leave an old summary.json for `kvsim merge`. */
+static int prepare_config_dirs(const sweep *s)
+{
+    static const char *const stale[] = {"summary.json", "perf.json", "timeseries.csv",
+                                        "requests.csv", "stderr.txt"};
+    kv_diag d;
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0)
+            return cli_diag(CLI_RUNTIME, &d);
+        for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++) {
+            char *p = join(s->cfg[i].dir, "/", stale[k]);
+            int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
+            free(p);
+            if (e)
+                return cli_error(CLI_RUNTIME, "cannot remove '%s/%s': %s", s->cfg[i].dir, stale[k],
+                                 strerror(e));
+        }
+    }
+    return CLI_OK;
+}
+
+static int emit_jobs(const sweep *s)
+{
+    cli_outfile o;
+    int rc = cli_outfile_open(&o, s->emit);
+    if (rc != CLI_OK)
+        return rc;
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        for (char **w = s->cfg[i].argv; *w; w++) {
+            if (w != s->cfg[i].argv)
+                fputc(' ', o.f);
+            shell_quote(o.f, *w);
+        }
+        fputc('\n', o.f);
+    }
+    return cli_outfile_commit(&o);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run every configuration, then sweep.csv and the table.  CLI_RUNTIME if any failed. */
+static int run_all(sweep *s)
+{
+    sweep_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
+    char **err_paths = kv_xcalloc(s->n_cfg, sizeof *err_paths);
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        err_paths[i] = join(s->cfg[i].dir, "/", "stderr.txt");
+        jobs[i].argv = s->cfg[i].argv;
+        jobs[i].stderr_path = err_paths[i];
+    }
+    double t0 = wall_now();
+    sweep_exec(jobs, s->n_cfg, s->jobs, !s->quiet && isatty(2));
+    double wall = wall_now() - t0;
+
+    sweep_row *rows = kv_xcalloc(s->n_cfg, sizeof *rows);
+    size_t failed = 0;
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        if (jobs[i].exit_code == 0 && sweep_row_load(&rows[i], s->cfg[i].dir) == CLI_OK)
+            continue;
+        /* A run that exited 0 without a readable summary was reported by sweep_row_load. */
+        sweep_row_failed(&rows[i], s->cfg[i].dir,
+                         jobs[i].failure ? jobs[i].failure : "exit 0 but no readable summary.json");
+        failed++;
+    }
+    char *csv = join(s->out, "/", "sweep.csv");
+    int rc = sweep_csv_write(csv, rows, s->n_cfg);
+
+    /* --plot hook (plot engineer): after sweep.csv is in place and before the table,
+     *     if (rc == CLI_OK && plot) rc = cli_plot_dir(s->out, s->quiet);
+     * cli_plot_dir renders the sweep charts from DIR/sweep.csv (DESIGN §8). */
+
+    if (!s->quiet) {
+        sweep_print_table(stdout, rows, s->n_cfg);
+        printf("kvsim sweep: %zu of %zu configurations finished in %.2f s wall (-j %u)",
+               s->n_cfg - failed, s->n_cfg, wall, s->jobs);
+        if (rc == CLI_OK)
+            printf("; wrote %s", csv);
+        fputc('\n', stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+    }
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        if (jobs[i].failure)
+            cli_error(CLI_RUNTIME, "configuration '%s' failed, %s (stderr in '%s')", s->cfg[i].name,
+                      jobs[i].failure, err_paths[i]);
+        sweep_row_release(&rows[i]);
+        free(jobs[i].failure);
+        free(err_paths[i]);
+    }
+    free(rows);
+    free(jobs);
+    free(err_paths);
+    free(csv);
+    return rc != CLI_OK ? rc : failed ? CLI_RUNTIME : CLI_OK;
+}
+
+static void sweep_release(sweep *s)
+{
+    for (int x = 0; x < N_AXES; x++)
+        free(s->ax[x].v);
+    for (size_t i = 0; i < s->n_cfg; i++) {
+        free(s->cfg[i].name);
+        free(s->cfg[i].dir);
+        argv_free(s->cfg[i].argv);
+    }
+    free(s->cfg);
+    free(s->pass);
+}
+
+static uint32_t online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (uint32_t)n;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    const cli_opt *tables[] = {options, cli_sim_options, cli_model_options, NULL};
+    cli_parser p;
+    cli_parser_init(&p, "sweep", argc, argv, tables);
+    sweep s;
+    memset(&s, 0, sizeof s);
+    cli_model_opts_init(&s.mo);
+    cli_sim_opts_init(&s.so);
+    s.jobs = online_cores();
+    size_t cap_pass = 0;
+    int rc = CLI_OK, id;
+    const char *arg;
+    while (rc == CLI_OK && (id = cli_next(&p, &arg)) != CLI_OPT_END) {
+        if (id == CLI_OPT_ERROR)
+            rc = CLI_USAGE;
+        else if (id == OPT_HELP) {
+            help();
+            cli_parser_release(&p);
+            sweep_release(&s);
+            return CLI_OK;
+        } else if (id == OPT_OUT)
+            s.out = arg;
+        else if (id == OPT_JOBS)
+            rc = cli_parse_u32("jobs", arg, 1, 1024, &s.jobs);
+        else if (id == OPT_EMIT)
+            s.emit = arg;
+        else if (id == OPT_QUIET)
+            s.quiet = true;
+        else if (id == OPT_SAMPLE_EVERY)
+            rc = cli_parse_u32("sample-every", arg, 1, UINT32_MAX, &s.sample_every);
+        else if (id >= OPT_BLOCK_SIZE && id <= OPT_PREEMPT)
+            rc = parse_list(&s, id, opt_name(id), arg);
+        else {
+            /* Every other run option: validated here, passed as given to every run. */
+            rc = cli_sim_opts_owns(id) ? cli_sim_opts_handle(&s.so, id, arg)
+                                       : cli_model_opts_handle(&s.mo, id, arg);
+            kv_grow((void **)&s.pass, &cap_pass, s.n_pass + 1, sizeof *s.pass);
+            if (rc == CLI_OK)
+                s.pass[s.n_pass++] = (pass_opt){opt_name(id), arg};
+        }
+    }
+    if (rc == CLI_OK && p.n_positional != 1)
+        rc = cli_error(CLI_USAGE,
+                       p.n_positional ? "kvsim sweep takes one TRACE, got %d"
+                                      : "kvsim sweep needs a TRACE file%.0d",
+                       p.n_positional);
+    if (rc == CLI_OK && !s.out)
+        rc = cli_error(CLI_USAGE, "kvsim sweep needs --out DIR (each configuration writes "
+                                  "DIR/NAME, and sweep.csv goes to DIR)");
+    if (rc == CLI_OK) {
+        s.trace = p.positional[0];
+        static const int list_ids[N_AXES] = {
+            OPT_BLOCK_SIZE, 0, OPT_WATERMARK, OPT_FREE_ORDER, OPT_MAX_SEQS, OPT_PREEMPT};
+        size_t n = 1;
+        for (int x = 0; x < N_AXES; x++) {
+            if (x != AX_POOL && s.ax[x].n == 0) { /* not given: the run default, one value */
+                s.ax[x].v = kv_xcalloc(1, sizeof *s.ax[x].v);
+                s.ax[x].n = 1;
+                s.ax[x].opt = opt_name(list_ids[x]);
+                axis_describe(&s, list_ids[x], &s.ax[x].v[0]);
+            }
+            n *= s.ax[x].n ? s.ax[x].n : 1;
+            if (n > MAX_CONFIGS) {
+                rc =
+                    cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
+                break;
+            }
+        }
+    }
+    if (rc == CLI_OK)
+        rc = resolve(&s);
+    if (rc == CLI_OK)
+        rc = make_out_dir(&s);
+    if (rc == CLI_OK) {
+        build_configs(&s, s.emit != NULL);
+        if (!s.emit)
+            rc = prepare_config_dirs(&s);
+    }
+    bool header = rc == CLI_OK && !s.quiet && !(s.emit && strcmp(s.emit, "-") == 0);
+    if (header) {
+        print_header(stdout, &s);
+        fflush(stdout);
+    }
+    if (rc == CLI_OK && s.emit) {
+        rc = emit_jobs(&s);
+        if (rc == CLI_OK && header)
+            printf("kvsim sweep: wrote %zu commands to %s\n"
+                   "  next       run each line (GNU parallel or a Slurm array: see the README),\n"
+                   "             then: kvsim merge %s\n",
+                   s.n_cfg, s.emit, s.out);
+    } else if (rc == CLI_OK) {
+        if (!s.quiet)
+            printf("  running    %zu at a time\n", s.jobs < s.n_cfg ? (size_t)s.jobs : s.n_cfg);
+        rc = run_all(&s);
+    }
+    sweep_release(&s);
+    cli_parser_release(&p);
+    return rc;
+}

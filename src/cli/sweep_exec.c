@@ -1,0 +1,142 @@
+/* sweep_exec: run sweep configurations as child processes of this binary, a bounded number
+ * at once (see sweep.h).
+ *
+ * Each job is fork + execv("/proc/self/exe", argv): the same kvsim, no shell, no PATH
+ * lookup, so what runs is exactly the argv sweep built (and --emit-jobs prints).  The
+ * parent opens the job's stderr file before forking, so an exec failure is reported in
+ * that file too.  A pool of `parallel` slots: start jobs in order while a slot is free,
+ * then waitpid(-1) for any child; waitpid's status gives the exit code or the signal.
+ *
+ * Invariant: running = number of started jobs not yet reaped ≤ parallel.  Every child is
+ * reaped before sweep_exec returns (no zombies, no orphans writing after sweep.csv).
+ * Complexity: O(n · parallel) to map a pid back to its job — n and parallel are small.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/sweep.h"
+#include "kvsim/mem.h"
+
+static char *xprintf2(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *p = kv_xmalloc(n);
+    snprintf(p, n, "%s%s", a, b);
+    return p;
+}
+
+/* "exit 1: <first line of the stderr file, without 'kvsim: error: '>" */
+static char *describe_failure(const sweep_job *j)
+{
+    char what[64], line[512] = "";
+    if (j->exit_code > 128)
+        snprintf(what, sizeof what, "killed by signal %d (%s)", j->exit_code - 128,
+                 strsignal(j->exit_code - 128));
+    else
+        snprintf(what, sizeof what, "exit %d", j->exit_code);
+    FILE *f = fopen(j->stderr_path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        fclose(f);
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    const char *msg = line;
+    if (strncmp(msg, "kvsim: error: ", 14) == 0)
+        msg += 14;
+    char *t = xprintf2(what, ": ");
+    char *r = xprintf2(t, *msg ? msg : "(nothing on stderr)");
+    free(t);
+    return r;
+}
+
+/* Start job j: 0, or -1 with j->failure set (it then counts as finished). */
+static int start(sweep_job *j, pid_t *pid)
+{
+    int fd = open(j->stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        char *t = xprintf2("cannot create stderr file: ", strerror(errno));
+        j->failure = t;
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered is written twice */
+    *pid = fork();
+    if (*pid < 0) {
+        j->failure = xprintf2("cannot start a process: ", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (*pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        dup2(fd, 2);
+        execv("/proc/self/exe", j->argv);
+        dprintf(2, "kvsim: error: cannot execute '/proc/self/exe': %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    return 0;
+}
+
+static void finish(sweep_job *j, int status)
+{
+    j->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    struct stat st;
+    if (j->exit_code != 0)
+        j->failure = describe_failure(j);
+    else if (stat(j->stderr_path, &st) == 0 && st.st_size == 0)
+        unlink(j->stderr_path);
+}
+
+void sweep_exec(sweep_job *jobs, size_t n, unsigned parallel, bool progress)
+{
+    pid_t *pids = kv_xcalloc(n ? n : 1, sizeof *pids); /* 0: not running */
+    size_t next = 0, running = 0, done = 0;
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].exit_code = -1;
+        jobs[i].failure = NULL;
+    }
+    while (done < n) {
+        while (running < parallel && next < n) {
+            if (start(&jobs[next], &pids[next]) == 0)
+                running++;
+            else
+                done++;
+            next++;
+        }
+        if (running == 0)
+            continue;
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ECHILD: cannot happen while running > 0 */
+        }
+        for (size_t i = 0; i < next; i++) {
+            if (pids[i] == pid) {
+                pids[i] = 0;
+                finish(&jobs[i], status);
+                running--;
+                done++;
+                break;
+            }
+        }
+        if (progress)
+            fprintf(stderr, "\rkvsim sweep: %zu of %zu configurations done, %zu running   ", done,
+                    n, running);
+    }
+    if (progress)
+        fputs("\r\033[K", stderr);
+    free(pids);
+}
