@@ -654,21 +654,17 @@ static int prepare_config_dirs(const sweep *s)
     return CLI_OK;
 }
 
-static int emit_jobs(const sweep *s)
+/* --emit-jobs: one shell command line per configuration, in configuration order. */
+static void write_jobs(const sweep *s, FILE *f)
 {
-    cli_outfile o;
-    int rc = cli_outfile_open(&o, s->emit);
-    if (rc != CLI_OK)
-        return rc;
     for (size_t i = 0; i < s->n_cfg; i++) {
         for (char **w = s->cfg[i].argv; *w; w++) {
             if (w != s->cfg[i].argv)
-                fputc(' ', o.f);
-            shell_quote(o.f, *w);
+                fputc(' ', f);
+            shell_quote(f, *w);
         }
-        fputc('\n', o.f);
+        fputc('\n', f);
     }
-    return cli_outfile_commit(&o);
 }
 
 static double wall_now(void)
@@ -825,6 +821,10 @@ int cmd_sweep(int argc, char **argv)
     }
     if (rc == CLI_OK)
         rc = resolve(&s);
+    cli_outfile jobs = {0};
+    bool jobs_open = false; /* opened before DIR is created: a failure creates nothing */
+    if (rc == CLI_OK && s.emit)
+        jobs_open = (rc = cli_outfile_open(&jobs, s.emit)) == CLI_OK;
     if (rc == CLI_OK)
         rc = make_out_dir(&s);
     if (rc == CLI_OK) {
@@ -838,7 +838,9 @@ int cmd_sweep(int argc, char **argv)
         fflush(stdout);
     }
     if (rc == CLI_OK && s.emit) {
-        rc = emit_jobs(&s);
+        write_jobs(&s, jobs.f);
+        jobs_open = false;
+        rc = cli_outfile_commit(&jobs);
         if (rc == CLI_OK && header)
             printf("kvsim sweep: wrote %zu commands to %s\n"
                    "  next       run each line (GNU parallel or a Slurm array: see the README),\n"
@@ -849,6 +851,8 @@ int cmd_sweep(int argc, char **argv)
             printf("  running    %zu at a time\n", s.jobs < s.n_cfg ? (size_t)s.jobs : s.n_cfg);
         rc = run_all(&s);
     }
+    if (jobs_open)
+        cli_outfile_abort(&jobs);
     sweep_release(&s);
     cli_parser_release(&p);
     return rc;

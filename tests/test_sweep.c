@@ -1,0 +1,741 @@
+/* `kvsim sweep` and `kvsim merge` through the built binary: the cartesian product and its
+ * directory names, the constant-budget rule (checked against `kvsim estimate`), sweep.csv
+ * against every configuration's summary.json, -j independence, --emit-jobs lines run by a
+ * shell and merged, a failing configuration, and every error path (exit code, one
+ * "kvsim: error:" line, nothing created).  Small traces and --time-model fixed keep each
+ * sweep to milliseconds. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+static const char header[] =
+    "config,dir,block_size,num_blocks,kv_budget_bytes,watermark,free_order,max_seqs,preempt,"
+    "finished,rejected,peak_physical,mean_physical,peak_logical,mean_logical,sharing_ratio,"
+    "hit_rate,evictions,preemptions,watermark_deferrals,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+    "tpot_p99_s,output_tok_per_s,requests_per_s";
+
+/* Where each sweep.csv column comes from in summary.json (NULL: config, dir). */
+static const char *const paths[] = {
+    NULL,
+    NULL,
+    "config.block_size",
+    "config.num_blocks",
+    "config.kv_budget_bytes",
+    "config.watermark",
+    "config.free_order",
+    "config.max_seqs",
+    "config.preempt",
+    "requests.finished",
+    "requests.rejected",
+    "blocks.peak_physical",
+    "blocks.mean_physical",
+    "blocks.peak_logical",
+    "blocks.mean_logical",
+    "blocks.sharing_ratio",
+    "prefix.hit_rate",
+    "evictions",
+    "preemptions",
+    "watermark.deferrals",
+    "latency_s.ttft.p50",
+    "latency_s.ttft.p99",
+    "latency_s.tpot.p50",
+    "latency_s.tpot.p99",
+    "throughput.output_tok_per_s",
+    "throughput.requests_per_s",
+};
+enum { N_COLS = sizeof paths / sizeof paths[0] };
+
+/* Run `kvsim args…` (NULL-terminated). */
+static run_result kv(const char *first, ...)
+{
+    const char *args[96];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 95; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return run_kvsimv(args);
+}
+
+static char *path2(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+/* sweep.csv as rows of cells (no quoting in these tests: paths hold no commas).  The
+ * header must be exactly the contract's. */
+typedef struct table {
+    char *text;
+    char *cells[64][N_COLS];
+    size_t n;
+} table;
+
+static void table_read(table *t, const char *csv_path)
+{
+    memset(t, 0, sizeof *t);
+    t->text = read_file(csv_path, NULL);
+    cr_assert(t->text, "no %s", csv_path);
+    char *save = NULL;
+    char *line = strtok_r(t->text, "\n", &save);
+    cr_assert(line && strcmp(line, header) == 0, "header of %s: %s", csv_path, line);
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+        cr_assert(t->n < 64);
+        size_t c = 0;
+        for (char *p = line;; c++) {
+            cr_assert(c < N_COLS, "too many cells: %s", line);
+            t->cells[t->n][c] = p;
+            char *comma = strchr(p, ',');
+            if (!comma)
+                break;
+            *comma = '\0';
+            p = comma + 1;
+        }
+        cr_assert_eq(c + 1, N_COLS, "row has %zu cells", c + 1);
+        t->n++;
+    }
+}
+
+static json_t *get(json_t *o, const char *path)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+        o = json_object_get(o, k);
+    cr_assert(o, "no '%s'", path);
+    return o;
+}
+
+static json_t *load_summary(const char *dir)
+{
+    char *p = path2(dir, "summary.json");
+    json_error_t je;
+    json_t *s = json_load_file(p, 0, &je);
+    cr_assert(s, "%s: %s", p, je.text);
+    free(p);
+    return s;
+}
+
+static const char *tiny(void)
+{
+    return src_path("traces/tiny_shared.jsonl");
+}
+
+static const char *mooncake(void)
+{
+    return src_path("traces/mooncake_conv_500.jsonl");
+}
+
+static void assert_ok(run_result *r)
+{
+    cr_assert_eq(r->status, 0, "exit %d, stderr: %s", r->status, r->err);
+    cr_assert_str_empty(r->err, "stderr: %s", r->err);
+}
+
+/* ---- the product and its names ---------------------------------------------------------- */
+
+Test(sweep, cartesian_product_and_directory_names)
+{
+    char *tmp = make_temp_dir();
+    char *out = path2(tmp, "out");
+    /* Lists given out of order come back sorted; the last axis varies fastest. */
+    run_result r = kv("sweep", tiny(), "--out", out, "--block-size", "16,8", "--watermark",
+                      "0.05,0", "--free-order", "split,append", "--num-blocks", "64",
+                      "--time-model", "fixed:0.01", "-j", "3", NULL);
+    assert_ok(&r);
+    static const char *const names[] = {
+        "b8_n64_wm0_append_s256_fcfs",     "b8_n64_wm0_split_s256_fcfs",
+        "b8_n64_wm0.05_append_s256_fcfs",  "b8_n64_wm0.05_split_s256_fcfs",
+        "b16_n64_wm0_append_s256_fcfs",    "b16_n64_wm0_split_s256_fcfs",
+        "b16_n64_wm0.05_append_s256_fcfs", "b16_n64_wm0.05_split_s256_fcfs",
+    };
+    char *csv = path2(out, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 8);
+    for (size_t i = 0; i < 8; i++) {
+        cr_assert_str_eq(t.cells[i][0], names[i]);
+        char *dir = path2(out, names[i]);
+        cr_assert_str_eq(t.cells[i][1], dir);
+        cr_assert(file_exists(dir), "%s", dir);
+        char *err = path2(dir, "stderr.txt");
+        cr_assert(!file_exists(err), "an empty stderr.txt of a success is removed");
+        free(err);
+        json_t *s = load_summary(dir);
+        /* The knobs the name promises are the ones the run used. */
+        cr_assert_eq(json_integer_value(get(s, "config.block_size")), i < 4 ? 8 : 16);
+        cr_assert_eq(json_integer_value(get(s, "config.num_blocks")), 64);
+        cr_assert_str_eq(json_string_value(get(s, "config.num_blocks_from")), "num-blocks");
+        cr_assert_eq(json_real_value(get(s, "config.watermark")), (i / 2) % 2 ? 0.05 : 0.0);
+        cr_assert_str_eq(json_string_value(get(s, "config.free_order")),
+                         i % 2 ? "split" : "append");
+        json_decref(s);
+        free(dir);
+    }
+    /* The human summary names every configuration and where sweep.csv went. */
+    for (size_t i = 0; i < 8; i++)
+        cr_assert(strstr(r.out, names[i]), "stdout lacks %s: %s", names[i], r.out);
+    cr_assert(strstr(r.out, "8 of 8 configurations finished"), "%s", r.out);
+    cr_assert(strstr(r.out, csv), "%s", r.out);
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    free(out);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
+{
+    char *tmp = make_temp_dir();
+    run_result r = kv("sweep", mooncake(), "--out", tmp, "--max-seqs", "4,2", "--preempt",
+                      "priority,fcfs", "--limit", "20", "--seed", "7", "--no-prefix-caching",
+                      "--time-model", "fixed:0.01", "--gpu", "A100-80G", "--quiet", NULL);
+    assert_ok(&r);
+    cr_assert_str_empty(r.out, "--quiet: %s", r.out);
+    static const char *const names[] = {"b16_wm0.01_split_s2_fcfs", "b16_wm0.01_split_s2_priority",
+                                        "b16_wm0.01_split_s4_fcfs", "b16_wm0.01_split_s4_priority"};
+    for (size_t i = 0; i < 4; i++) {
+        char *dir = path2(tmp, names[i]);
+        json_t *s = load_summary(dir);
+        cr_assert_eq(json_integer_value(get(s, "config.limit")), 20);
+        cr_assert_eq(json_integer_value(get(s, "config.seed")), 7);
+        cr_assert(json_is_false(get(s, "config.prefix_caching")));
+        cr_assert_str_eq(json_string_value(get(s, "config.gpu")), "A100-80G");
+        cr_assert_str_eq(json_string_value(get(s, "config.num_blocks_from")), "gpu",
+                         "one block size: each run derives the budget itself");
+        cr_assert_eq(json_integer_value(get(s, "config.max_seqs")), i < 2 ? 2 : 4);
+        cr_assert_str_eq(json_string_value(get(s, "config.preempt")), i % 2 ? "priority" : "fcfs");
+        cr_assert_eq(json_integer_value(get(s, "requests.total")), 20);
+        json_decref(s);
+        free(dir);
+    }
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- constant budget ------------------------------------------------------------------ */
+
+static long long estimate_int(const char *block_size, const char *path)
+{
+    run_result r = kv("estimate", "--json", "--block-size", block_size, NULL);
+    assert_ok(&r);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert(j);
+    long long v = json_integer_value(get(j, path));
+    json_decref(j);
+    run_result_free(&r);
+    return v;
+}
+
+Test(sweep, block_sizes_compare_at_one_budget)
+{
+    char *tmp = make_temp_dir();
+    run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--block-size",
+                      "64,8,32,16,128", "--time-model", "fixed:0.01", NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "budget     constant: "), "the header says so: %s", r.out);
+    /* The budget kvsim estimate derives for the default model and GPU. */
+    long long budget = estimate_int("16", "capacity.kv_budget_bytes");
+    char text[64];
+    snprintf(text, sizeof text, "--kv-budget %lld", budget);
+    cr_assert(strstr(r.out, text), "the header names the bytes passed on: %s", r.out);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 5);
+    static const long long sizes[] = {8, 16, 32, 64, 128};
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(atoll(t.cells[i][2]), sizes[i]);
+        cr_assert_eq(atoll(t.cells[i][4]), budget, "same kv_budget_bytes in every row");
+        char b[16];
+        snprintf(b, sizeof b, "%lld", sizes[i]);
+        long long block_bytes = estimate_int(b, "block_bytes");
+        cr_assert_eq(block_bytes, sizes[i] * 131072);
+        cr_assert_eq(atoll(t.cells[i][3]), budget / block_bytes,
+                     "num_blocks = floor(budget / block bytes) for b = %lld", sizes[i]);
+        cr_assert_eq(atoll(t.cells[i][3]), estimate_int(b, "capacity.num_blocks"));
+        char *dir = path2(tmp, t.cells[i][0]);
+        json_t *s = load_summary(dir);
+        cr_assert_str_eq(json_string_value(get(s, "config.num_blocks_from")), "kv-budget");
+        json_decref(s);
+        free(dir);
+    }
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+Test(sweep, fixed_block_counts_say_the_budget_differs)
+{
+    char *tmp = make_temp_dir();
+    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "8,16", "--num-blocks", "40",
+                      "--time-model", "fixed:0.01", NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "NOT constant"), "%s", r.out);
+    cr_assert(strstr(r.out, "b8 40MiB, b16 80MiB"), "%s", r.out);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 2);
+    cr_assert_str_eq(t.cells[0][3], "40");
+    cr_assert_str_eq(t.cells[1][3], "40");
+    cr_assert_eq(atoll(t.cells[0][4]), 40ll * 8 * 131072);
+    cr_assert_eq(atoll(t.cells[1][4]), 40ll * 16 * 131072);
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- sweep.csv = the summaries -------------------------------------------------------- */
+
+Test(sweep, every_cell_is_its_summary_value)
+{
+    char *tmp = make_temp_dir();
+    run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--block-size", "16,32",
+                      "--kv-budget", "1GiB,2GiB", "--watermark", "0,0.1", NULL);
+    assert_ok(&r);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 8);
+    cr_assert_str_eq(t.cells[0][0], "b16_kv1GiB_wm0_split_s256_fcfs");
+    bool preempted = false;
+    for (size_t i = 0; i < t.n; i++) {
+        char *dir = path2(tmp, t.cells[i][0]);
+        json_t *s = load_summary(dir);
+        for (size_t c = 2; c < N_COLS; c++) {
+            json_t *v = get(s, paths[c]);
+            if (json_is_string(v)) {
+                cr_assert_str_eq(t.cells[i][c], json_string_value(v), "%s", paths[c]);
+            } else if (json_is_integer(v)) {
+                char want[32];
+                snprintf(want, sizeof want, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                cr_assert_str_eq(t.cells[i][c], want, "%s", paths[c]);
+            } else {
+                cr_assert(json_is_real(v), "%s", paths[c]);
+                /* Same decimal number as summary.json's text, so the same double. */
+                cr_assert_eq(strtod(t.cells[i][c], NULL), json_real_value(v), "%s: %s vs %.17g",
+                             paths[c], t.cells[i][c], json_real_value(v));
+            }
+        }
+        preempted |= json_integer_value(get(s, "preemptions")) > 0;
+        json_decref(s);
+        free(dir);
+    }
+    cr_assert(preempted, "a 1 GiB pool preempts: the table covers a non-trivial case");
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+Test(sweep, j1_and_j2_write_identical_sweep_csv)
+{
+    char *tmp = make_temp_dir();
+    char *csv = path2(tmp, "sweep.csv");
+    char *first = NULL;
+    const char *jobs[] = {"1", "2"};
+    for (int k = 0; k < 2; k++) {
+        /* The same --out both times: the dir column is part of the bytes compared, and a
+         * rerun over an existing sweep is the case to get right. */
+        run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--watermark",
+                          "0,0.01,0.05,0.2", "--kv-budget", "2GiB", "--time-model", "fixed:0.01",
+                          "-j", jobs[k], NULL);
+        assert_ok(&r);
+        run_result_free(&r);
+        char *text = read_file(csv, NULL);
+        cr_assert(text);
+        if (!first)
+            first = text;
+        else {
+            cr_assert_str_eq(text, first, "-j 1 and -j 2 differ");
+            free(text);
+        }
+    }
+    free(first);
+    free(csv);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- --emit-jobs and merge ------------------------------------------------------------- */
+
+Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
+{
+    char *tmp = make_temp_dir();
+    char *out = path2(tmp, "out");
+    char *csv = path2(out, "sweep.csv");
+    /* --model FILE, a watermark list and a pool list: every kind of argument a line holds. */
+    const char *model = src_path("tests/data/hf/Qwen2.5-7B.json");
+#define SWEEP_ARGS                                                                                 \
+    "sweep", tiny(), "--out", out, "--block-size", "8,16", "--watermark", "0,0.01", "--model",     \
+        model, "--kv-budget", "64MiB", "--time-model", "fixed:0.01"
+    run_result r = kv(SWEEP_ARGS, NULL);
+    assert_ok(&r);
+    run_result_free(&r);
+    char *direct = read_file(csv, NULL);
+    cr_assert(direct);
+    rm_rf(out);
+    cr_assert(!file_exists(out));
+
+    char *jobs = path2(tmp, "jobs.txt");
+    r = kv(SWEEP_ARGS, "--emit-jobs", jobs, NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "wrote 4 commands to"), "%s", r.out);
+    run_result_free(&r);
+    char *bad = path2(out, "b8_kv64MiB_wm0_split_s256_fcfs");
+    cr_assert(!file_exists(bad), "--emit-jobs runs nothing");
+    free(bad);
+
+    char *text = read_file(jobs, NULL);
+    cr_assert(text);
+    size_t lines = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save), lines++) {
+        cr_assert_eq(l[0], '/', "absolute program path: %s", l);
+        cr_assert(strstr(l, " run /"), "absolute trace: %s", l);
+        cr_assert(strstr(l, " --model /"), "absolute --model file: %s", l);
+        cr_assert(strstr(l, " --out /"), "absolute --out: %s", l);
+        cr_assert(strstr(l, " --quiet"), "%s", l);
+        cr_assert_eq(system(l), 0, "line %zu failed: %s", lines + 1, l);
+    }
+    cr_assert_eq(lines, 4);
+    free(text);
+
+    r = kv("merge", out, NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "kvsim merge: 4 configurations into"), "%s", r.out);
+    run_result_free(&r);
+    char *merged = read_file(csv, NULL);
+    cr_assert(merged);
+    cr_assert_str_eq(merged, direct, "merge of the emitted runs differs from the sweep");
+
+    /* Merge again, from the configuration directories themselves, listed in another
+     * order, one twice: the same rows. */
+    char *c1 = path2(out, "b16_kv64MiB_wm0.01_split_s256_fcfs");
+    char *c2 = path2(out, "b8_kv64MiB_wm0_split_s256_fcfs");
+    char *again = path2(tmp, "again.csv");
+    r = kv("merge", c1, out, c2, "--out", again, "--quiet", NULL);
+    assert_ok(&r);
+    cr_assert_str_empty(r.out);
+    run_result_free(&r);
+    char *t2 = read_file(again, NULL);
+    cr_assert_str_eq(t2, direct);
+
+    free(t2);
+    free(again);
+    free(c1);
+    free(c2);
+    free(merged);
+    free(direct);
+    free(jobs);
+    free(csv);
+    free(out);
+    rm_rf(tmp);
+    free(tmp);
+#undef SWEEP_ARGS
+}
+
+Test(sweep, emit_jobs_to_stdout_prints_only_the_lines)
+{
+    char *tmp = make_temp_dir();
+    run_result r =
+        kv("sweep", tiny(), "--out", tmp, "--preempt", "fcfs,priority", "--emit-jobs", "-", NULL);
+    assert_ok(&r);
+    size_t lines = 0;
+    for (const char *p = r.out; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 2, "%s", r.out);
+    cr_assert(strstr(r.out, "--preempt fcfs"), "%s", r.out);
+    cr_assert(strstr(r.out, "--preempt priority"), "%s", r.out);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- a failing configuration ---------------------------------------------------------- */
+
+Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
+{
+    char *tmp = make_temp_dir();
+    /* 3 MiB holds three 1 MiB blocks of 8 tokens but one 2 MiB block of 16: that run
+     * fails (it needs 2), the other finishes.  A stale summary.json in the failing
+     * directory, from an earlier sweep, must not survive to be merged. */
+    char *failing = path2(tmp, "b16_kv3MiB_wm0.01_split_s256_fcfs");
+    char mk[4200];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", failing);
+    cr_assert_eq(system(mk), 0);
+    free(write_file(failing, "summary.json", "{\"stale\": true}\n"));
+    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget", "3MiB",
+                      "--time-model", "fixed:0.01", NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "kvsim: error: configuration 'b16_kv3MiB_wm0.01_split_s256_fcfs' "
+                            "failed, exit 1: KV budget 3.00 MiB (3.15 MB) holds 1 blocks of "
+                            "2.00 MiB (2.10 MB); at least 2 are needed"),
+              "%s", r.err);
+    cr_assert(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    cr_assert(strstr(r.out, "FAILED: exit 1"), "%s", r.out);
+    cr_assert(strstr(r.out, "1 of 2 configurations finished"), "%s", r.out);
+    char *stale = path2(failing, "summary.json");
+    cr_assert(!file_exists(stale), "the stale summary.json was removed");
+    char *err = path2(failing, "stderr.txt");
+    char *saved = read_file(err, NULL);
+    cr_assert(saved && strstr(saved, "kvsim: error: KV budget 3.00 MiB"), "%s", saved);
+
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 1);
+    cr_assert_str_eq(t.cells[0][0], "b8_kv3MiB_wm0.01_split_s256_fcfs");
+    cr_assert_str_eq(t.cells[0][3], "3");
+    free(t.text);
+    run_result_free(&r);
+
+    /* merge leaves the failed directory out and names it. */
+    char *again = path2(tmp, "again.csv");
+    r = kv("merge", tmp, "--out", again, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "left out"), "%s", r.err);
+    cr_assert(strstr(r.err, "b16_kv3MiB_wm0.01_split_s256_fcfs"), "%s", r.err);
+    char *a = read_file(csv, NULL), *b = read_file(again, NULL);
+    cr_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    run_result_free(&r);
+    free(again);
+    free(csv);
+    free(saved);
+    free(err);
+    free(stale);
+    free(failing);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- help ------------------------------------------------------------------------------ */
+
+Test(sweep, help_documents_the_choices)
+{
+    run_result r = kv("sweep", "--help", NULL);
+    assert_ok(&r);
+    const char *must[] = {"constant budget",
+                          "floor(budget / block bytes)",
+                          "b16_wm0.01_split_s256_fcfs",
+                          "--emit-jobs FILE",
+                          "kvsim merge DIR",
+                          "default: online cores",
+                          "stderr.txt",
+                          "--time-model",
+                          "--gpu"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        cr_assert(strstr(r.out, must[i]), "--help lacks '%s'", must[i]);
+    run_result_free(&r);
+    r = kv("merge", "--help", NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "usage: kvsim merge DIR..."), "%s", r.out);
+    run_result_free(&r);
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+typedef struct err_case {
+    char args[12][100]; /* after the command; @TRACE, @OUT, @FILE are substituted */
+    int status;
+    char msg[160]; /* a substring of the single stderr line */
+} err_case;
+
+ParameterizedTestParameters(sweep, errors)
+{
+    static err_case cases[] = {
+        {{"@TRACE", "--out", "@OUT", "--block-size", "16,x"},
+         2,
+         "--block-size: 'x' is not a whole number"},
+        {{"@TRACE", "--out", "@OUT", "--block-size", "16,0"},
+         2,
+         "--block-size: '0' must be between 1 and 65536"},
+        {{"@TRACE", "--out", "@OUT", "--free-order", "split,lru"},
+         2,
+         "--free-order: 'lru' is not split or append"},
+        {{"@TRACE", "--out", "@OUT", "--preempt", "fcfs,lifo"},
+         2,
+         "--preempt: 'lifo' is not fcfs or priority"},
+        {{"@TRACE", "--out", "@OUT", "--watermark", "0.01,1"},
+         2,
+         "--watermark: '1' must be below 1"},
+        {{"@TRACE", "--out", "@OUT", "--watermark", "0.01,lots"},
+         2,
+         "--watermark: 'lots' is not a number"},
+        {{"@TRACE", "--out", "@OUT", "--max-seqs", "0,4"},
+         2,
+         "--max-seqs: '0' must be between 1 and 16777216"},
+        {{"@TRACE", "--out", "@OUT", "--num-blocks", "1,64"},
+         2,
+         "--num-blocks: '1' must be between 2 and 4294967295"},
+        {{"@TRACE", "--out", "@OUT", "--kv-budget", "1GiB,2G"},
+         2,
+         "--kv-budget: ambiguous unit 'G' in size '2G'"},
+        {{"@TRACE", "--out", "@OUT", "--block-size", "16,16"},
+         2,
+         "--block-size: 16 appears twice in the list '16,16'"},
+        {{"@TRACE", "--out", "@OUT", "--watermark", "0.01,0.010"},
+         2,
+         "--watermark: 0.01 appears twice in the list '0.01,0.010'"},
+        {{"@TRACE", "--out", "@OUT", "--kv-budget", "1GiB,1024MiB"},
+         2,
+         "--kv-budget: 1073741824 appears twice"},
+        {{"@TRACE", "--out", "@OUT", "--block-size", ",16"},
+         2,
+         "--block-size: empty item in the list ',16'"},
+        {{"@TRACE", "--out", "@OUT", "--max-seqs", "4,"},
+         2,
+         "--max-seqs: empty item in the list '4,'"},
+        {{"@TRACE", "--out", "@OUT", "--num-blocks", "64,128", "--kv-budget", "1GiB"},
+         2,
+         "--num-blocks and --kv-budget are mutually exclusive"},
+        {{"@TRACE", "--out", "@OUT", "--kv-budget", "1GiB", "--num-blocks", "64"},
+         2,
+         "--num-blocks and --kv-budget are mutually exclusive"},
+        {{"--out", "@OUT"}, 2, "kvsim sweep needs a TRACE file"},
+        {{"@TRACE"}, 2, "kvsim sweep needs --out DIR"},
+        {{"@TRACE", "@TRACE", "--out", "@OUT"}, 2, "kvsim sweep takes one TRACE, got 2"},
+        {{"@TRACE", "--out", "@OUT", "-j", "0"}, 2, "--jobs: '0' must be between 1 and 1024"},
+        {{"@TRACE", "--out", "@OUT", "--jobs", "many"}, 2, "--jobs: 'many' is not a whole number"},
+        {{"@TRACE", "--out", "@OUT", "--json"}, 2, "unknown option '--json' for 'kvsim sweep'"},
+        {{"@TRACE", "--out", "@OUT", "--model", "llama-9"},
+         2,
+         "--model: unknown model preset 'llama-9'"},
+        {{"@TRACE", "--out", "@OUT", "--time-model", "fixed:0"},
+         2,
+         "a step must take at least 1 ns"},
+        {{"@TRACE", "--out", "@OUT", "--block-size",
+          "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22", "--max-seqs",
+          "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22", "--num-blocks",
+          "2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23"},
+         2,
+         "the lists make more than 10000 configurations"},
+        /* runtime: checked before anything runs or is created */
+        {{"@TRACE.nope", "--out", "@OUT"}, 1, "No such file or directory"},
+        {{"@MALFORMED", "--out", "@OUT"}, 1, "err_malformed.jsonl:"},
+        {{"@TRACE", "--out", "@OUT", "--model", "mixtral-8x7b", "--block-size", "16,32"},
+         1,
+         "no memory left for the KV cache on H100-SXM"},
+        {{"@TRACE", "--out", "/dev/null/x"},
+         1,
+         "cannot create directory '/dev/null/x': Not a directory"},
+        {{"@TRACE", "--out", "@TRACE"}, 1, "tiny_shared.jsonl' is not a directory"},
+        {{"@TRACE", "--out", "@OUT", "--emit-jobs", "/dev/null/jobs"},
+         1,
+         "cannot create '/dev/null/jobs': Not a directory"},
+    };
+    return cr_make_param_array(err_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(err_case *c, sweep, errors)
+{
+    char *tmp = make_temp_dir();
+    char *out = path2(tmp, "out");
+    char trace_nope[4200];
+    snprintf(trace_nope, sizeof trace_nope, "%s.nope", tiny());
+    const char *args[16] = {"sweep"};
+    size_t n = 1;
+    for (size_t i = 0; i < 12 && c->args[i][0]; i++) {
+        const char *a = c->args[i];
+        if (strcmp(a, "@TRACE") == 0)
+            a = tiny();
+        else if (strcmp(a, "@TRACE.nope") == 0)
+            a = trace_nope;
+        else if (strcmp(a, "@MALFORMED") == 0)
+            a = src_path("tests/data/traces/err_malformed.jsonl");
+        else if (strcmp(a, "@OUT") == 0)
+            a = out;
+        args[n++] = a;
+    }
+    args[n] = NULL;
+    run_result r = run_kvsimv(args);
+    cr_assert_eq(r.status, c->status, "%s: exit %d, stderr: %s", c->msg, r.status, r.err);
+    cr_assert_str_empty(r.out, "stdout on error: %s", r.out);
+    cr_assert_eq(strncmp(r.err, "kvsim: error: ", 14), 0, "stderr: %s", r.err);
+    size_t len = strlen(r.err);
+    cr_assert(len > 0 && strchr(r.err, '\n') == r.err + len - 1, "not one line: %s", r.err);
+    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
+    cr_assert(!file_exists(out), "an invalid sweep created its output directory");
+    run_result_free(&r);
+    free(out);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+typedef struct merge_case {
+    char summary[64]; /* written to DIR/cfg/summary.json; "": none */
+    int n_dirs;       /* how many DIR arguments (the same one repeated) */
+    int status;
+    char msg[128];
+} merge_case;
+
+ParameterizedTestParameters(merge, errors)
+{
+    static merge_case cases[] = {
+        {"", 0, 2, "kvsim merge needs at least one DIR"},
+        {"", 1, 1, "no finished configuration (a directory with summary.json) in '"},
+        {"", 2, 2, "kvsim merge writes DIR/sweep.csv only for one sweep directory; give --out"},
+        {"{\"config\": ", 1, 1, "summary.json:1: malformed JSON at column"},
+        {"{\"config\": {}}", 1, 1, "is not a kvsim run summary: no 'config.block_size'"},
+        {"[1, 2]", 1, 1, "is not a kvsim run summary: no 'config.block_size'"},
+    };
+    return cr_make_param_array(merge_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(merge_case *c, merge, errors)
+{
+    char *tmp = make_temp_dir();
+    if (c->summary[0]) {
+        char *cfg = path2(tmp, "cfg");
+        char mk[4200];
+        snprintf(mk, sizeof mk, "mkdir -p '%s'", cfg);
+        cr_assert_eq(system(mk), 0);
+        free(write_file(cfg, "summary.json", c->summary));
+        free(cfg);
+    }
+    const char *args[4] = {"merge", NULL, NULL, NULL};
+    for (int i = 0; i < c->n_dirs; i++)
+        args[1 + i] = tmp;
+    run_result r = run_kvsimv(args);
+    cr_assert_eq(r.status, c->status, "%s: exit %d, stderr: %s", c->msg, r.status, r.err);
+    cr_assert_str_empty(r.out, "stdout on error: %s", r.out);
+    cr_assert_eq(strncmp(r.err, "kvsim: error: ", 14), 0, "stderr: %s", r.err);
+    cr_assert(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
+    char *csv = path2(tmp, "sweep.csv");
+    cr_assert(!file_exists(csv), "a failed merge wrote sweep.csv");
+    free(csv);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+Test(merge, missing_directory)
+{
+    run_result r = kv("merge", "/tmp/kvsim-test-does-not-exist", NULL);
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "kvsim: error: cannot open directory "
+                            "'/tmp/kvsim-test-does-not-exist': No such file or directory"),
+              "%s", r.err);
+    run_result_free(&r);
+}
