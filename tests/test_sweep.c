@@ -198,8 +198,8 @@ Test(sweep, cartesian_product_and_directory_names)
 Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", mooncake(), "--out", tmp, "--max-seqs", "4,2", "--preempt",
-                      "priority,fcfs", "--limit", "20", "--seed", "7", "--no-prefix-caching",
+    run_result r = kv("sweep", tiny(), "--out", tmp, "--max-seqs", "4,2", "--preempt",
+                      "priority,fcfs", "--limit", "6", "--seed", "7", "--no-prefix-caching",
                       "--time-model", "fixed:0.01", "--gpu", "A100-80G", "--quiet", NULL);
     assert_ok(&r);
     cr_assert_str_empty(r.out, "--quiet: %s", r.out);
@@ -208,7 +208,7 @@ Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
     for (size_t i = 0; i < 4; i++) {
         char *dir = path2(tmp, names[i]);
         json_t *s = load_summary(dir);
-        cr_assert_eq(json_integer_value(get(s, "config.limit")), 20);
+        cr_assert_eq(json_integer_value(get(s, "config.limit")), 6);
         cr_assert_eq(json_integer_value(get(s, "config.seed")), 7);
         cr_assert(json_is_false(get(s, "config.prefix_caching")));
         cr_assert_str_eq(json_string_value(get(s, "config.gpu")), "A100-80G");
@@ -216,7 +216,7 @@ Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
                          "one block size: each run derives the budget itself");
         cr_assert_eq(json_integer_value(get(s, "config.max_seqs")), i < 2 ? 2 : 4);
         cr_assert_str_eq(json_string_value(get(s, "config.preempt")), i % 2 ? "priority" : "fcfs");
-        cr_assert_eq(json_integer_value(get(s, "requests.total")), 20);
+        cr_assert_eq(json_integer_value(get(s, "requests.total")), 6);
         json_decref(s);
         free(dir);
     }
@@ -242,8 +242,8 @@ static long long estimate_int(const char *block_size, const char *path)
 Test(sweep, block_sizes_compare_at_one_budget)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--block-size",
-                      "64,8,32,16,128", "--time-model", "fixed:0.01", NULL);
+    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "64,8,32,16,128",
+                      "--time-model", "fixed:0.01", NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "budget     constant: "), "the header says so: %s", r.out);
     /* The budget kvsim estimate derives for the default model and GPU. */
@@ -307,15 +307,17 @@ Test(sweep, fixed_block_counts_say_the_budget_differs)
 Test(sweep, every_cell_is_its_summary_value)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--block-size", "16,32",
-                      "--kv-budget", "1GiB,2GiB", "--watermark", "0,0.1", NULL);
+    /* Small pools on the tiny trace: preemptions, a rejection, prefix hits and evictions,
+     * so the compared values are not all zero. */
+    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget",
+                      "16MiB,10MiB", "--watermark", "0,0.1", NULL);
     assert_ok(&r);
     char *csv = path2(tmp, "sweep.csv");
     table t;
     table_read(&t, csv);
     cr_assert_eq(t.n, 8);
-    cr_assert_str_eq(t.cells[0][0], "b16_kv1GiB_wm0_split_s256_fcfs");
-    bool preempted = false;
+    cr_assert_str_eq(t.cells[0][0], "b8_kv10MiB_wm0_split_s256_fcfs");
+    bool preempted = false, rejected = false, hits = false;
     for (size_t i = 0; i < t.n; i++) {
         char *dir = path2(tmp, t.cells[i][0]);
         json_t *s = load_summary(dir);
@@ -335,10 +337,12 @@ Test(sweep, every_cell_is_its_summary_value)
             }
         }
         preempted |= json_integer_value(get(s, "preemptions")) > 0;
+        rejected |= json_integer_value(get(s, "requests.rejected")) > 0;
+        hits |= json_real_value(get(s, "prefix.hit_rate")) > 0;
         json_decref(s);
         free(dir);
     }
-    cr_assert(preempted, "a 1 GiB pool preempts: the table covers a non-trivial case");
+    cr_assert(preempted && rejected && hits, "the table covers non-trivial runs");
     free(t.text);
     free(csv);
     run_result_free(&r);
@@ -355,9 +359,9 @@ Test(sweep, j1_and_j2_write_identical_sweep_csv)
     for (int k = 0; k < 2; k++) {
         /* The same --out both times: the dir column is part of the bytes compared, and a
          * rerun over an existing sweep is the case to get right. */
-        run_result r = kv("sweep", mooncake(), "--limit", "100", "--out", tmp, "--watermark",
-                          "0,0.01,0.05,0.2", "--kv-budget", "2GiB", "--time-model", "fixed:0.01",
-                          "-j", jobs[k], NULL);
+        run_result r =
+            kv("sweep", mooncake(), "--limit", "20", "--out", tmp, "--watermark", "0,0.01,0.05,0.2",
+               "--kv-budget", "1GiB", "--time-model", "fixed:0.01", "-j", jobs[k], NULL);
         assert_ok(&r);
         run_result_free(&r);
         char *text = read_file(csv, NULL);
