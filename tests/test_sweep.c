@@ -633,7 +633,7 @@ ParameterizedTestParameters(sweep, errors)
           "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22", "--num-blocks",
           "2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23"},
          2,
-         "the lists make more than 10000 configurations"},
+         "the lists make 10648 configurations, more than 10000"},
         /* runtime: checked before anything runs or is created */
         {{"@TRACE.nope", "--out", "@OUT"}, 1, "No such file or directory"},
         {{"@MALFORMED", "--out", "@OUT"}, 1, "err_malformed.jsonl:"},

@@ -59,10 +59,11 @@ typedef struct merge {
 
 static bool has_file(const char *dir, const char *name)
 {
-    char path[PATH_MAX];
+    char *path = sweep_path(dir, name);
     struct stat st;
-    return snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path &&
-           stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    bool yes = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    return yes;
 }
 
 static int add_config(merge *m, const char *dir)
@@ -106,13 +107,8 @@ static int add_tree(merge *m, const char *dir)
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_names);
     int rc = CLI_OK;
-    size_t base = strlen(dir);
-    while (base > 1 && dir[base - 1] == '/')
-        base--;
     for (size_t i = 0; i < n; i++) {
-        size_t len = base + strlen(names[i]) + 2;
-        char *sub = kv_xmalloc(len);
-        snprintf(sub, len, "%.*s/%s", (int)base, dir, names[i]);
+        char *sub = sweep_path(dir, names[i]);
         struct stat st;
         if (rc == CLI_OK && stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
             if (has_file(sub, "summary.json"))
@@ -169,16 +165,7 @@ int cmd_merge(int argc, char **argv)
                        p.positional[0], p.n_positional > 1 ? " or the other directories" : "");
     char *path = NULL;
     if (rc == CLI_OK) {
-        if (out) {
-            path = kv_xstrdup(out);
-        } else {
-            const char *dir = p.positional[0];
-            size_t base = strlen(dir);
-            while (base > 1 && dir[base - 1] == '/')
-                base--;
-            path = kv_xmalloc(base + sizeof "/sweep.csv");
-            snprintf(path, base + sizeof "/sweep.csv", "%.*s/sweep.csv", (int)base, dir);
-        }
+        path = out ? kv_xstrdup(out) : sweep_path(p.positional[0], "sweep.csv");
         sweep_rows_sort(m.rows, m.n);
         rc = sweep_csv_write(path, m.rows, m.n);
     }

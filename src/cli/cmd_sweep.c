@@ -13,11 +13,8 @@
  * DIR/NAME --quiet`, fork + execv, no shell, so a sweep row is exactly what `kvsim run`
  * with the same options writes, and a configuration can be rerun by hand from its line.
  *
- * Axes, outermost first (the order rows are sorted in, src/cli/sweep_rows.c):
- * block size, pool size (--num-blocks or --kv-budget), watermark, free order, max seqs,
- * preempt.  Each list is sorted (numbers ascending, names alphabetically) and may not
- * repeat a value, so the configuration order — and the directory names — depend only on
- * the set of values given, and `kvsim merge DIR` reproduces sweep.csv byte for byte.
+ * The lists, their order and the directory names are src/cli/sweep_space.c's; running
+ * the children is src/cli/sweep_exec.c's.
  *
  * Constant budget: with several block sizes and no pool size, the KV budget is resolved
  * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
@@ -32,14 +29,11 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,23 +114,7 @@ static void help(void)
     fputs(cli_model_opts_help, stdout);
 }
 
-/* ---- axes ------------------------------------------------------------------------------ */
-
-enum { AX_BLOCK, AX_POOL, AX_WATERMARK, AX_FREE, AX_SEQS, AX_PREEMPT, N_AXES };
 enum { MAX_CONFIGS = 10000 };
-
-typedef struct axis_value {
-    char arg[32];   /* canonical text passed to kvsim run */
-    char label[40]; /* fragment of the directory name */
-    uint64_t u;     /* sort key of integer axes */
-    double d;       /* sort key of --watermark */
-} axis_value;
-
-typedef struct axis {
-    const char *opt; /* "block-size"; AX_POOL: "num-blocks", "kv-budget" or NULL (not given) */
-    axis_value *v;
-    size_t n;
-} axis;
 
 /* One pass-through option: "--name" and its value (NULL for a flag), as given. */
 typedef struct pass_opt {
@@ -145,10 +123,10 @@ typedef struct pass_opt {
 } pass_opt;
 
 typedef struct config {
-    size_t at[N_AXES]; /* index into each axis (AX_POOL: unused when not given) */
-    char *name;        /* directory name */
-    char *dir;         /* OUT/name, OUT as the user spelled it */
-    char **argv;       /* the `kvsim run` argv, NULL-terminated, owned */
+    size_t at[SWEEP_N_AXES]; /* index on each axis (the pool: unused when empty) */
+    char *name;              /* directory name */
+    char *dir;               /* OUT/name, OUT as the user spelled it */
+    char **argv;             /* the `kvsim run` argv, NULL-terminated, owned */
 } config;
 
 typedef enum pool_mode {
@@ -164,7 +142,7 @@ typedef struct sweep {
     bool quiet;
     cli_model_opts mo; /* validated values; the axis fields are set per use */
     cli_sim_opts so;
-    axis ax[N_AXES];
+    sweep_space space;
     pass_opt *pass;
     size_t n_pass;
     pool_mode mode;
@@ -175,14 +153,6 @@ typedef struct sweep {
     size_t n_cfg;
 } sweep;
 
-static int group_id(const cli_opt *t, const char *name)
-{
-    for (; t->name; t++)
-        if (strcmp(t->name, name) == 0)
-            return t->id;
-    return 0;
-}
-
 /* The long name of an option id of any table sweep parses. */
 static const char *opt_name(int id)
 {
@@ -192,156 +162,6 @@ static const char *opt_name(int id)
             if (t->id == id)
                 return t->name;
     return "?";
-}
-
-/* Shortest "%g" text that reads back as exactly d. */
-static void shortest_double(char *buf, size_t n, double d)
-{
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, n, "%.*g", p, d);
-        if (strtod(buf, NULL) == d)
-            return;
-    }
-}
-
-/* "24GiB", "512MiB", "3KiB" when exact, else bytes. */
-static void size_label(char *buf, size_t n, uint64_t bytes)
-{
-    static const char *const units[] = {"PiB", "TiB", "GiB", "MiB", "KiB"};
-    for (int i = 0; i < 5; i++) {
-        uint64_t unit = 1ull << (10 * (5 - i));
-        if (bytes % unit == 0) {
-            snprintf(buf, n, "%llu%s", (unsigned long long)(bytes / unit), units[i]);
-            return;
-        }
-    }
-    snprintf(buf, n, "%llu", (unsigned long long)bytes);
-}
-
-/* Describe the value the opts now hold for a list option (after its handler accepted an
- * item, or the default when the list was not given). */
-static void axis_describe(const sweep *s, int opt_id, axis_value *v)
-{
-    memset(v, 0, sizeof *v);
-    switch (opt_id) {
-    case OPT_BLOCK_SIZE:
-        v->u = s->mo.block_size;
-        break;
-    case OPT_NUM_BLOCKS:
-        v->u = s->mo.num_blocks;
-        break;
-    case OPT_KV_BUDGET:
-        v->u = s->mo.kv_budget;
-        break;
-    case OPT_MAX_SEQS:
-        v->u = s->so.sched.max_seqs;
-        break;
-    case OPT_WATERMARK:
-        v->d = s->so.sched.watermark == 0 ? 0.0 : s->so.sched.watermark; /* no "-0" */
-        shortest_double(v->arg, sizeof v->arg, v->d);
-        snprintf(v->label, sizeof v->label, "wm%s", v->arg);
-        return;
-    case OPT_FREE_ORDER:
-        snprintf(v->arg, sizeof v->arg, "%s", kv_free_order_name(s->so.free_order));
-        snprintf(v->label, sizeof v->label, "%s", v->arg);
-        return;
-    case OPT_PREEMPT:
-        snprintf(v->arg, sizeof v->arg, "%s", kv_preempt_name(s->so.sched.preempt));
-        snprintf(v->label, sizeof v->label, "%s", v->arg);
-        return;
-    }
-    snprintf(v->arg, sizeof v->arg, "%llu", (unsigned long long)v->u);
-    if (opt_id == OPT_KV_BUDGET) {
-        memcpy(v->label, "kv", 2);
-        size_label(v->label + 2, sizeof v->label - 2, v->u);
-    } else {
-        snprintf(v->label, sizeof v->label, "%s%s",
-                 opt_id == OPT_BLOCK_SIZE   ? "b"
-                 : opt_id == OPT_NUM_BLOCKS ? "n"
-                                            : "s",
-                 v->arg);
-    }
-}
-
-static int axis_of(int opt_id)
-{
-    switch (opt_id) {
-    case OPT_BLOCK_SIZE:
-        return AX_BLOCK;
-    case OPT_NUM_BLOCKS:
-    case OPT_KV_BUDGET:
-        return AX_POOL;
-    case OPT_WATERMARK:
-        return AX_WATERMARK;
-    case OPT_FREE_ORDER:
-        return AX_FREE;
-    case OPT_MAX_SEQS:
-        return AX_SEQS;
-    default:
-        return AX_PREEMPT;
-    }
-}
-
-static int cmp_u(const void *a, const void *b)
-{
-    uint64_t x = ((const axis_value *)a)->u, y = ((const axis_value *)b)->u;
-    return (x > y) - (x < y);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = ((const axis_value *)a)->d, y = ((const axis_value *)b)->d;
-    return (x > y) - (x < y);
-}
-
-static int cmp_arg(const void *a, const void *b)
-{
-    return strcmp(((const axis_value *)a)->arg, ((const axis_value *)b)->arg);
-}
-
-/* --OPT A,B,C: validate every item with kvsim run's own handler, then sort and reject
- * repeats.  A list given twice replaces the first (the last option wins, as in run). */
-static int parse_list(sweep *s, int opt_id, const char *opt, const char *list)
-{
-    /* The handlers of the model and simulation groups, by the name run knows them by. */
-    bool model = opt_id == OPT_BLOCK_SIZE || opt_id == OPT_NUM_BLOCKS || opt_id == OPT_KV_BUDGET;
-    int id = group_id(model ? cli_model_options : cli_sim_options, opt);
-    axis *a = &s->ax[axis_of(opt_id)];
-    free(a->v);
-    a->v = NULL;
-    a->n = 0;
-    a->opt = opt;
-    size_t cap = 0;
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        if (len == 0)
-            return cli_error(CLI_USAGE, "--%s: empty item in the list '%s'", opt, list);
-        char item[128];
-        if (len >= sizeof item)
-            return cli_error(CLI_USAGE, "--%s: item '%.*s…' is too long", opt, 40, p);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        int rc =
-            model ? cli_model_opts_handle(&s->mo, id, item) : cli_sim_opts_handle(&s->so, id, item);
-        if (rc != CLI_OK)
-            return rc;
-        kv_grow((void **)&a->v, &cap, a->n + 1, sizeof *a->v);
-        axis_describe(s, opt_id, &a->v[a->n++]);
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    int (*cmp)(const void *, const void *) = opt_id == OPT_WATERMARK ? cmp_d
-                                             : opt_id == OPT_FREE_ORDER || opt_id == OPT_PREEMPT
-                                                 ? cmp_arg
-                                                 : cmp_u;
-    qsort(a->v, a->n, sizeof *a->v, cmp);
-    for (size_t i = 1; i < a->n; i++)
-        if (cmp(&a->v[i - 1], &a->v[i]) == 0)
-            return cli_error(CLI_USAGE, "--%s: %s appears twice in the list '%s'", opt, a->v[i].arg,
-                             list);
-    return CLI_OK;
 }
 
 /* ---- strings --------------------------------------------------------------------------- */
@@ -377,14 +197,6 @@ static void argv_free(char **v)
     for (size_t i = 0; v && v[i]; i++)
         free(v[i]);
     free(v);
-}
-
-static char *join(const char *a, const char *sep, const char *b)
-{
-    size_t n = strlen(a) + strlen(sep) + strlen(b) + 1;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s%s%s", a, sep, b);
-    return p;
 }
 
 /* POSIX shell word: bare when only safe characters, else single-quoted ('\'' inside). */
@@ -423,11 +235,11 @@ static char **config_argv(const sweep *s, const config *c, bool absolute)
         strv_pushf(&a, "%s", buf);
     else /* "./-x" is the file "-x", never an option */
         strv_pushf(&a, "%s%s", s->trace[0] == '-' ? "./" : "", s->trace);
-    for (int x = 0; x < N_AXES; x++) {
-        if (s->ax[x].n) {
-            strv_pushf(&a, "--%s", s->ax[x].opt);
-            strv_pushf(&a, "%s", s->ax[x].v[c->at[x]].arg);
-        } else if (x == AX_POOL && s->mode == POOL_CONST) {
+    for (int x = 0; x < SWEEP_N_AXES; x++) {
+        if (s->space.ax[x].n) {
+            strv_pushf(&a, "--%s", s->space.ax[x].opt);
+            strv_pushf(&a, "%s", s->space.ax[x].v[c->at[x]].arg);
+        } else if (x == SWEEP_AX_POOL && s->mode == POOL_CONST) {
             strv_pushf(&a, "--kv-budget");
             strv_pushf(&a, "%llu", (unsigned long long)s->budget);
         }
@@ -454,45 +266,19 @@ static char **config_argv(const sweep *s, const config *c, bool absolute)
     return a.v;
 }
 
-static char *trim_slashes(const char *dir)
-{
-    char *d = kv_xstrdup(dir);
-    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--)
-        d[n - 1] = '\0';
-    return d;
-}
-
 /* The cartesian product, last axis fastest: configuration order = sweep.csv row order. */
-static void build_configs(sweep *s, bool absolute)
+static void build_configs(sweep *s, size_t n, bool absolute)
 {
-    size_t n = 1, dims[N_AXES];
-    for (int x = 0; x < N_AXES; x++) {
-        dims[x] = s->ax[x].n ? s->ax[x].n : 1;
-        n *= dims[x];
-    }
     s->cfg = kv_xcalloc(n, sizeof *s->cfg);
     s->n_cfg = n;
-    char *out = trim_slashes(s->out);
     for (size_t i = 0; i < n; i++) {
         config *c = &s->cfg[i];
-        size_t rest = i;
-        for (int x = N_AXES - 1; x >= 0; x--) {
-            c->at[x] = rest % dims[x];
-            rest /= dims[x];
-        }
-        char name[6 * 48] = "";
-        for (int x = 0; x < N_AXES; x++) {
-            if (s->ax[x].n == 0)
-                continue;
-            size_t len = strlen(name);
-            snprintf(name + len, sizeof name - len, "%s%s", len ? "_" : "",
-                     s->ax[x].v[c->at[x]].label);
-        }
+        char name[SWEEP_N_AXES * 48];
+        sweep_space_at(&s->space, i, c->at, name, sizeof name);
         c->name = kv_xstrdup(name);
-        c->dir = join(out, "/", name);
+        c->dir = sweep_path(s->out, name);
         c->argv = config_argv(s, c, absolute);
     }
-    free(out);
 }
 
 /* ---- validation and the pool-size rule -------------------------------------------------- */
@@ -501,7 +287,7 @@ static int resolve(sweep *s)
 {
     /* Model, GPU, sharding and time model, checked once with a pool that always fits. */
     cli_model_opts m = s->mo;
-    m.block_size = (uint32_t)s->ax[AX_BLOCK].v[0].u;
+    m.block_size = (uint32_t)s->space.ax[SWEEP_AX_BLOCK].v[0].u;
     m.num_blocks = 2;
     m.kv_budget = 0;
     int rc = cli_model_resolve(&m, &s->setup);
@@ -511,8 +297,8 @@ static int resolve(sweep *s)
     if (rc != CLI_OK)
         return rc;
 
-    const char *pool = s->ax[AX_POOL].opt;
-    s->mode = !pool                        ? (s->ax[AX_BLOCK].n > 1 ? POOL_CONST : POOL_GPU)
+    const char *pool = s->space.ax[SWEEP_AX_POOL].opt;
+    s->mode = !pool ? (s->space.ax[SWEEP_AX_BLOCK].n > 1 ? POOL_CONST : POOL_GPU)
               : !strcmp(pool, "kv-budget") ? POOL_BUDGET
                                            : POOL_BLOCKS;
     if (s->mode == POOL_CONST || s->mode == POOL_GPU) {
@@ -544,14 +330,14 @@ static void print_sizes(FILE *f, const sweep *s, uint64_t budget, uint32_t num_b
     fputs(num_blocks ? "  budgets    num_blocks x block bytes:"
                      : "  num_blocks floor(budget / block bytes):",
           f);
-    for (size_t i = 0; i < s->ax[AX_BLOCK].n; i++) {
-        uint32_t b = (uint32_t)s->ax[AX_BLOCK].v[i].u;
+    for (size_t i = 0; i < s->space.ax[SWEEP_AX_BLOCK].n; i++) {
+        uint32_t b = (uint32_t)s->space.ax[SWEEP_AX_BLOCK].v[i].u;
         int rc = num_blocks ? kv_capacity_from_blocks(&s->setup.shard, num_blocks, b, &cap, &d)
                             : kv_capacity_from_budget(&s->setup.shard, budget, b, &cap, &d);
         if (rc != 0)
             snprintf(a, sizeof a, "too small");
         else if (num_blocks)
-            size_label(a, sizeof a, cap.kv_budget_bytes);
+            sweep_size_label(a, sizeof a, cap.kv_budget_bytes);
         else
             snprintf(a, sizeof a, "%u", cap.num_blocks);
         fprintf(f, "%sb%u %s", i ? ", " : " ", b, a);
@@ -568,7 +354,7 @@ static void print_header(FILE *f, const sweep *s)
     fprintf(f, "  setup      %s on %s, TP%u PP%u, %s KV, %.0f B/token per rank\n", u->model.name,
             u->gpu.name, u->shard.tp, u->shard.pp, kv_dtype_name(u->model.kv_dtype),
             u->shard.bytes_per_token_rank);
-    size_t nb = s->ax[AX_BLOCK].n, np = s->ax[AX_POOL].n;
+    size_t nb = s->space.ax[SWEEP_AX_BLOCK].n, np = s->space.ax[SWEEP_AX_POOL].n;
     switch (s->mode) {
     case POOL_GPU:
         kv_format_size(a, sizeof a, (double)s->budget);
@@ -585,11 +371,11 @@ static void print_header(FILE *f, const sweep *s)
         break;
     case POOL_BUDGET:
         if (np == 1) {
-            kv_format_size(a, sizeof a, (double)s->ax[AX_POOL].v[0].u);
+            kv_format_size(a, sizeof a, (double)s->space.ax[SWEEP_AX_POOL].v[0].u);
             fprintf(f, "  budget     constant: --kv-budget %s per rank for every configuration\n",
                     a);
             if (nb > 1)
-                print_sizes(f, s, s->ax[AX_POOL].v[0].u, 0);
+                print_sizes(f, s, s->space.ax[SWEEP_AX_POOL].v[0].u, 0);
         } else {
             fprintf(f,
                     "  budget     swept: --kv-budget over %zu values, num_blocks = floor(budget / "
@@ -604,8 +390,8 @@ static void print_header(FILE *f, const sweep *s)
                     "budget\n"
                     "             (num_blocks x block bytes) differs; for an equal-memory\n"
                     "             comparison give --kv-budget, or no pool size\n",
-                    s->ax[AX_POOL].v[0].arg);
-            print_sizes(f, s, 0, (uint32_t)s->ax[AX_POOL].v[0].u);
+                    s->space.ax[SWEEP_AX_POOL].v[0].arg);
+            print_sizes(f, s, 0, (uint32_t)s->space.ax[SWEEP_AX_POOL].v[0].u);
         } else if (nb > 1) {
             fprintf(f,
                     "  budget     NOT constant: fixed block counts (--num-blocks), the KV budget "
@@ -643,7 +429,7 @@ static int prepare_config_dirs(const sweep *s)
         if (kv_mkdir_p(s->cfg[i].dir, &d) != 0)
             return cli_diag(CLI_RUNTIME, &d);
         for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++) {
-            char *p = join(s->cfg[i].dir, "/", stale[k]);
+            char *p = sweep_path(s->cfg[i].dir, stale[k]);
             int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
             free(p);
             if (e)
@@ -680,7 +466,7 @@ static int run_all(sweep *s)
     sweep_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
     char **err_paths = kv_xcalloc(s->n_cfg, sizeof *err_paths);
     for (size_t i = 0; i < s->n_cfg; i++) {
-        err_paths[i] = join(s->cfg[i].dir, "/", "stderr.txt");
+        err_paths[i] = sweep_path(s->cfg[i].dir, "stderr.txt");
         jobs[i].argv = s->cfg[i].argv;
         jobs[i].stderr_path = err_paths[i];
     }
@@ -698,7 +484,7 @@ static int run_all(sweep *s)
                          jobs[i].failure ? jobs[i].failure : "exit 0 but no readable summary.json");
         failed++;
     }
-    char *csv = join(s->out, "/", "sweep.csv");
+    char *csv = sweep_path(s->out, "sweep.csv");
     int rc = sweep_csv_write(csv, rows, s->n_cfg);
 
     /* --plot hook (plot engineer): after sweep.csv is in place and before the table,
@@ -732,8 +518,7 @@ static int run_all(sweep *s)
 
 static void sweep_release(sweep *s)
 {
-    for (int x = 0; x < N_AXES; x++)
-        free(s->ax[x].v);
+    sweep_space_release(&s->space);
     for (size_t i = 0; i < s->n_cfg; i++) {
         free(s->cfg[i].name);
         free(s->cfg[i].dir);
@@ -781,7 +566,7 @@ int cmd_sweep(int argc, char **argv)
         else if (id == OPT_SAMPLE_EVERY)
             rc = cli_parse_u32("sample-every", arg, 1, UINT32_MAX, &s.sample_every);
         else if (id >= OPT_BLOCK_SIZE && id <= OPT_PREEMPT)
-            rc = parse_list(&s, id, opt_name(id), arg);
+            rc = sweep_space_parse(&s.space, opt_name(id), arg, &s.mo, &s.so);
         else {
             /* Every other run option: validated here, passed as given to every run. */
             rc = cli_sim_opts_owns(id) ? cli_sim_opts_handle(&s.so, id, arg)
@@ -799,25 +584,15 @@ int cmd_sweep(int argc, char **argv)
     if (rc == CLI_OK && !s.out)
         rc = cli_error(CLI_USAGE, "kvsim sweep needs --out DIR (each configuration writes "
                                   "DIR/NAME, and sweep.csv goes to DIR)");
+    size_t n_cfg = 0;
     if (rc == CLI_OK) {
         s.trace = p.positional[0];
-        static const int list_ids[N_AXES] = {
-            OPT_BLOCK_SIZE, 0, OPT_WATERMARK, OPT_FREE_ORDER, OPT_MAX_SEQS, OPT_PREEMPT};
-        size_t n = 1;
-        for (int x = 0; x < N_AXES; x++) {
-            if (x != AX_POOL && s.ax[x].n == 0) { /* not given: the run default, one value */
-                s.ax[x].v = kv_xcalloc(1, sizeof *s.ax[x].v);
-                s.ax[x].n = 1;
-                s.ax[x].opt = opt_name(list_ids[x]);
-                axis_describe(&s, list_ids[x], &s.ax[x].v[0]);
-            }
-            n *= s.ax[x].n ? s.ax[x].n : 1;
-            if (n > MAX_CONFIGS) {
-                rc =
-                    cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
-                break;
-            }
-        }
+        n_cfg = sweep_space_complete(&s.space, &s.mo, &s.so);
+        if (n_cfg == SIZE_MAX)
+            rc = cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
+        else if (n_cfg > MAX_CONFIGS)
+            rc = cli_error(CLI_USAGE, "the lists make %zu configurations, more than %d", n_cfg,
+                           MAX_CONFIGS);
     }
     if (rc == CLI_OK)
         rc = resolve(&s);
@@ -828,7 +603,7 @@ int cmd_sweep(int argc, char **argv)
     if (rc == CLI_OK)
         rc = make_out_dir(&s);
     if (rc == CLI_OK) {
-        build_configs(&s, s.emit != NULL);
+        build_configs(&s, n_cfg, s.emit != NULL);
         if (!s.emit)
             rc = prepare_config_dirs(&s);
     }

@@ -82,22 +82,22 @@ static char *base_name(const char *dir)
     return kv_xstrdup(slash ? slash + 1 : dir);
 }
 
-/* dir without trailing slashes ("out/" → "out", "/" stays "/"). */
-static char *trim_dir(const char *dir)
+char *sweep_path(const char *dir, const char *name)
 {
-    char *d = kv_xstrdup(dir);
-    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--)
-        d[n - 1] = '\0';
-    return d;
+    size_t base = strlen(dir);
+    while (base > 1 && dir[base - 1] == '/')
+        base--;
+    size_t n = base + strlen(name) + 2;
+    char *p = kv_xmalloc(n);
+    snprintf(p, n, "%.*s%s%s", (int)base, dir, *name ? "/" : "", name);
+    return p;
 }
 
 int sweep_row_load(sweep_row *r, const char *dir)
 {
     memset(r, 0, sizeof *r);
-    char *d = trim_dir(dir);
-    size_t n = strlen(d) + sizeof "/summary.json";
-    char *path = kv_xmalloc(n);
-    snprintf(path, n, "%s/summary.json", d);
+    char *d = sweep_path(dir, "");
+    char *path = sweep_path(d, "summary.json");
     json_error_t je;
     errno = 0;
     json_t *s = json_load_file(path, 0, &je);
@@ -131,7 +131,7 @@ int sweep_row_load(sweep_row *r, const char *dir)
 void sweep_row_failed(sweep_row *r, const char *dir, const char *failure)
 {
     memset(r, 0, sizeof *r);
-    r->dir = trim_dir(dir);
+    r->dir = sweep_path(dir, "");
     r->config = base_name(r->dir);
     r->failure = kv_xstrdup(failure);
 }
