@@ -68,10 +68,10 @@ static const cli_opt options[] = {
 /* Default bounds.  Loads: a million-fold range around the trace's own rate.  Pools: from
  * the smallest pool the engine accepts up to one that holds every request of the trace at
  * full length at once, watermark included (blocks never run short there), at most
- * MAX_BLOCKS_DEFAULT (about 0.5 GB of pool bookkeeping). */
+ * MAX_BLOCKS_DEFAULT (about 120 MB of pool bookkeeping). */
 #define LOAD_MIN_DEFAULT   0.001
 #define LOAD_MAX_DEFAULT   1000.0
-#define MAX_BLOCKS_DEFAULT 4194304u
+#define MAX_BLOCKS_DEFAULT 1048576u
 /* 2^63 as a double: the first value llround cannot represent in int64 (as trace.c). */
 #define NS_LIMIT 9223372036854775808.0
 
@@ -100,7 +100,7 @@ static void help(void)
           "      --load S           load for the pool searches (default 1)\n"
           "      --min V, --max V   search bounds: loads (default 0.001 and 1000); blocks or\n"
           "                         SIZE (default 2 blocks and the pool that holds the whole\n"
-          "                         trace at once, watermark included, at most 4194304 blocks)\n"
+          "                         trace at once, watermark included, at most 1048576 blocks)\n"
           "      --tolerance F      stop bisecting when the bracket's ratio is <= 1 + F\n"
           "                         (default 0.01; pools also stop at adjacent block counts)\n"
           "      --confirm F        then also probe F beyond the answer (load x (1+F), pool /\n"
@@ -327,6 +327,7 @@ static int search_config(plan_ctx *c, const char *min_arg, const char *max_arg,
         double w = c->so->sched.watermark;
         double need = ceil((double)trace_demand_blocks(trace, c->setup->block_size) / (1 - w)) + 2;
         sc->max = need < MAX_BLOCKS_DEFAULT ? need : MAX_BLOCKS_DEFAULT;
+        p->whole_trace_max = !max_arg && need <= MAX_BLOCKS_DEFAULT;
     }
     if (min_arg && (rc = parse_bound(p->over, "min", min_arg, p->block_bytes, &sc->min)) != 0)
         return rc;

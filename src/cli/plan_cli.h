@@ -46,6 +46,8 @@ typedef struct plan {
     double base_rate;       /* offered rate at load 1, req/s (NAN: all at once) */
     double fixed_load;      /* pool searches: the load they replay at */
     uint64_t block_bytes;   /* pool searches: bytes per block per rank */
+    bool whole_trace_max;   /* pool searches: --max is the default, a pool that holds every
+                               request at once (so blocks never run short there) */
 } plan;
 
 /* "load", "num_blocks", "kv_budget" */

@@ -188,6 +188,11 @@ static void print_answer(FILE *f, const plan *p, const binding *b)
                 "  answer      every %s probed meets the SLOs, up to the bound %s%s; the "
                 "capacity is at least that\n",
                 load ? "load" : "pool", fmt_value(v, sizeof v, p, a), load ? "" : " (--min)");
+    } else if (res->status == KV_SEARCH_NONE && p->whole_trace_max) {
+        fprintf(f,
+                "  answer      no pool within SLOs: even %s, enough to hold every request at "
+                "once, violates them: at this load the SLOs are not limited by KV blocks\n",
+                fmt_value(v, sizeof v, p, b->next));
     } else if (res->status == KV_SEARCH_NONE) {
         fprintf(f, "  answer      no %s within SLOs: even the bound %s violates them%s\n",
                 load ? "load" : "pool", fmt_value(v, sizeof v, p, b->next),
@@ -410,6 +415,8 @@ json_t *plan_json(const plan *p)
     json_object_set_new(s, "min", bound_json(p, c->min));
     json_object_set_new(s, "max", bound_json(p, c->max));
     json_object_set_new(s, "start", bound_json(p, c->start));
+    if (p->over != PLAN_OVER_LOAD)
+        json_object_set_new(s, "max_holds_whole_trace", json_boolean(p->whole_trace_max));
     json_object_set_new(s, "factor", json_real(c->factor));
     json_object_set_new(s, "tolerance", json_real(c->tolerance));
     json_object_set_new(s, "confirm", json_real(c->confirm));
