@@ -333,6 +333,10 @@ static int search_config(plan_ctx *c, const char *min_arg, const char *max_arg,
         return rc;
     if (max_arg && (rc = parse_bound(p->over, "max", max_arg, p->block_bytes, &sc->max)) != 0)
         return rc;
+    /* Budgets are N·block_bytes in 64 bits. */
+    double max_n = floor((double)UINT64_MAX / (double)(p->block_bytes ? p->block_bytes : 1));
+    if (p->over == PLAN_OVER_KV_BUDGET && sc->max > max_n)
+        sc->max = max_n;
     if (!(sc->min < sc->max))
         return cli_error(CLI_USAGE, "--min (%g) must be below --max (%g)%s", sc->min, sc->max,
                          p->over == PLAN_OVER_LOAD || max_arg

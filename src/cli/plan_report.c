@@ -185,9 +185,10 @@ static void print_answer(FILE *f, const plan *p, const binding *b)
                     (unsigned long long)a->kv_budget, a->load, fmt_rate(r, sizeof r, a->rate));
     } else if (a) {
         fprintf(f,
-                "  answer      every %s probed meets the SLOs, up to the bound %s%s; the "
-                "capacity is at least that\n",
-                load ? "load" : "pool", fmt_value(v, sizeof v, p, a), load ? "" : " (--min)");
+                "  answer      every %s probed meets the SLOs, %s the bound %s (%s): the "
+                "answer is at least that good\n",
+                load ? "load" : "pool", load ? "up to" : "down to", fmt_value(v, sizeof v, p, a),
+                load ? "--max" : "--min");
     } else if (res->status == KV_SEARCH_NONE && p->whole_trace_max) {
         fprintf(f,
                 "  answer      no pool within SLOs: even %s, enough to hold every request at "
@@ -216,7 +217,7 @@ static void print_answer(FILE *f, const plan *p, const binding *b)
         } else {
             fprintf(f, "  binding     %s; closest: %s (%s <= %s)\n",
                     res->status == KV_SEARCH_BOUND
-                        ? "none up to the bound"
+                        ? "none within the bounds"
                         : "unknown: nothing beyond the answer was probed",
                     s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]),
                     fmt_slo(t, sizeof t, s, s->limit));
