@@ -196,7 +196,7 @@ static char *join_path(const char *dir, const char *name, const char *suffix)
     return p;
 }
 
-static int mkdir_p(const char *dir, kv_diag *diag)
+int kv_mkdir_p(const char *dir, kv_diag *diag)
 {
     char *p = kv_xstrdup(dir);
     int rc = 0;
@@ -256,7 +256,7 @@ int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag)
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 {
     *out = NULL;
-    int rc = mkdir_p(dir, diag);
+    int rc = kv_mkdir_p(dir, diag);
     if (rc != 0)
         return rc;
     kv_out *o = kv_xcalloc(1, sizeof *o);

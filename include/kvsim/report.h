@@ -34,6 +34,10 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
 /* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
 void kv_out_abort(kv_out *o);
 
+/* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
+ * directory …", "'x' is not a directory"). */
+int kv_mkdir_p(const char *dir, kv_diag *diag);
+
 /* Write a JSON value to path atomically (tmp + rename), 2-space indented, keys in
  * insertion order, ending in a newline. */
 int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag);

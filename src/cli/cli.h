@@ -110,6 +110,7 @@ int cli_model_resolve(const cli_model_opts *o, cli_setup *out);
 int cmd_estimate(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 #endif
