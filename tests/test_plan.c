@@ -720,7 +720,7 @@ ParameterizedTestParameters(plan_cli, errors)
          "--max: 'lots' is not a number"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "num_blocks", "--min", "1"},
          2,
-         "--min: '1' must be between 2 and 4294967295"},
+         "--min: '1' must be at least 2"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "kv_budget", "--max", "3MiB"},
          2,
          "--max: '3MiB' holds 1 blocks of 2097152 bytes"},
