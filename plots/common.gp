@@ -46,3 +46,33 @@ group_color(i) = word("#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #555555 #
 
 # Thousands separators for labels: commas(28181) = "28,181".
 commas(n) = (abs(n) < 1000) ? sprintf("%d", n) : commas(int(n / 1000)) . sprintf(",%03d", abs(int(n)) % 1000)
+
+min(a, b) = a < b ? a : b
+max(a, b) = a > b ? a : b
+
+# Thinning long time series without changing the picture (M4 decimation).  300,000 steps
+# drawn as a line over ~1100 pixel columns put hundreds of points in each column, and
+# what shows is, per column, the line's first and last value and its extremes.  So the
+# rows are taken in groups of every_n consecutive rows (kvsim picks about 1000 groups) and
+# each group keeps exactly those four points: first, minimum, maximum, last, in time
+# order.  A line through them is what the full series draws at this width, spikes
+# included, from ~4000 points instead of 300,000 (every_n = 1 keeps every row).
+#
+# A script's single pass over the CSV writes one text line per group into $G (a
+# sprintf'd `with table` column): word 1 the group's first time, word 2 its last time,
+# then six words per series: v_first t_min v_min t_max v_max v_last.  `m4_state(v)`
+# updates a series' running state (named by the prefix set in m4_p) from value v of row
+# time t; `@m4_expand` prints series m4_base's points into the current `set print` target.
+if (!exists("every_n")) every_n = 1
+grp_first(r) = (int(r) % every_n == 0)
+grp_emit(r) = (int(r) % every_n == every_n - 1 || int(r) == nrows - 1)
+m4_expand = "do for [i = 1:|$G|] { L = $G[i]; \
+    print word(L, 1).' '.word(L, m4_base); \
+    if (real(word(L, m4_base + 1)) <= real(word(L, m4_base + 3))) { \
+        print word(L, m4_base + 1).' '.word(L, m4_base + 2); \
+        print word(L, m4_base + 3).' '.word(L, m4_base + 4) \
+    } else { \
+        print word(L, m4_base + 3).' '.word(L, m4_base + 4); \
+        print word(L, m4_base + 1).' '.word(L, m4_base + 2) \
+    }; \
+    print word(L, 2).' '.word(L, m4_base + 5) }"

@@ -46,10 +46,11 @@ if (n_val[1] > 0) { plot file skip 1 using (sample(10)):(1) smooth cnormal }
 set table $TPOT
 if (n_val[2] > 0) { plot file skip 1 using (sample(11)):(1) smooth cnormal }
 unset table
-# The top 2% (the tail the percentiles are about) is always drawn in full.
+# The top 2% (the tail the percentiles are about) is always drawn in full; the two pieces
+# overlap so the curve stays joined.  Small runs are drawn whole.
 thin(k) = (n_val[k] > 2000 ? int(n_val[k] / 2000) : 1)
-body(y) = (y < 0.98 ? y : NaN)
-tail(y) = (y >= 0.98 ? y : NaN)
+body(y) = (th == 1 || y < 0.98 ? y : NaN)
+tail(y) = (y >= 0.97 ? y : NaN)
 # Log x tics: decades, or when the data spans few decades more labelled values per decade
 # (log_tics is then "1 2 5" or "1 1.5 2 3 5 7").
 log_tics = "set xtics (); do for [e = -6:6] { do for [m in mantissas] { \
@@ -87,7 +88,11 @@ do for [ext in "png svg"] {
             set xrange [lo[k] / 1.25 : hi[k] * 1.25]
             set xtics autofreq
             span = log10(hi[k] / lo[k])
-            if (span < 2.5) { mantissas = (span < 1.2 ? "1 1.5 2 3 5 7" : "1 2 5"); @log_tics }
+            if (span < 2.5) {
+                mantissas = (span < 0.5 ? "1 1.2 1.5 2 2.5 3 4 5 6 7 8 9" : \
+                             span < 1.2 ? "1 1.5 2 3 5 7" : "1 2 5")
+                @log_tics
+            }
             set datafile separator whitespace  # tables are written space-separated
             th = thin(k)
             cdf = (k == 1 ? "$TTFT" : "$TPOT")

@@ -36,8 +36,10 @@ do for [ext in "png svg"] {
         set title panel_title(k) font ",12"
         set ylabel panel_ylabel(k)
         set xlabel (k > 3 ? "block size (tokens per block)" : "")
+        # Every axis from 0: a sweep is read for how much things change.
         set yrange [0:*]
-        if (k == 4 || k == 5) { unset yrange; set autoscale y }
+        set ytics autofreq
+        if (k == 2) { count_col = "preemptions"; @count_y }
         pr = (k - 1) / 3; pc = (k - 1) % 3
         @panel
         plot for [g = 0:ngroups - 1] file \

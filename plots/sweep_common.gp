@@ -45,3 +45,9 @@ legend_strip = "if (ngroups > 1) { \
 
 # x tics exactly at the swept values (`@set_xvals`), when kvsim passed them.
 set_xvals = "if (exists('xvals')) { set xtics (); do for [v in xvals] { set xtics add (v real(v)) } }"
+
+# Count axes: integer tics when the counts are small, [0:1] when all are zero (`@count_y`
+# after setting count_col to the column name).
+count_y = "stats file using (column(count_col)) nooutput; \
+    if (STATS_max < 1) { set yrange [0:1]; set ytics 1 } \
+    else { set yrange [0:*]; if (STATS_max < 6) { set ytics 1 } else { set ytics autofreq } }"

@@ -27,7 +27,7 @@ do for [ext in "png svg"] {
     set title "preemptions" font ",12"
     set ylabel "preemptions (count)"
     unset xlabel
-    set yrange [0:*]
+    count_col = "preemptions"; @count_y
     plot for [g = 0:ngroups - 1] file \
         using (in_group(g) ? column("watermark") : NaN):(column("preemptions")) smooth unique \
         with linespoints lw 2 pt gpt(g) ps 1.3 lc rgb group_color(g)
@@ -36,6 +36,7 @@ do for [ext in "png svg"] {
     @panel
     set title "watermark deferrals (admissions held back)" font ",12"
     set ylabel "deferrals (count)"
+    count_col = "watermark_deferrals"; @count_y
     plot for [g = 0:ngroups - 1] file \
         using (in_group(g) ? column("watermark") : NaN):(column("watermark_deferrals")) \
         smooth unique with linespoints lw 2 pt gpt(g) ps 1.3 lc rgb group_color(g)
@@ -45,7 +46,8 @@ do for [ext in "png svg"] {
     set title "P99 time to first token" font ",12"
     set ylabel "TTFT P99 (s)"
     set xlabel "watermark (fraction of usable blocks kept free at admission)"
-    set autoscale y
+    set yrange [0:*]
+    set ytics autofreq
     plot for [g = 0:ngroups - 1] file \
         using (in_group(g) ? column("watermark") : NaN):(column("ttft_p99_s")) smooth unique \
         with linespoints lw 2 pt gpt(g) ps 1.3 lc rgb group_color(g)
@@ -57,7 +59,7 @@ do for [ext in "png svg"] {
     set xlabel "watermark deferrals (count)"
     set xtics autofreq
     set xrange [0:*]
-    set yrange [0:*]
+    count_col = "preemptions"; @count_y
     plot for [g = 0:ngroups - 1] file \
             using (in_group(g) ? column("watermark_deferrals") : NaN):(column("preemptions")) \
             smooth unique with linespoints lw 2 pt gpt(g) ps 1.3 lc rgb group_color(g), \

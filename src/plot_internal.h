@@ -15,6 +15,8 @@ typedef struct kv__gpvars {
 } kv__gpvars;
 
 void kv__gpvars_num(kv__gpvars *v, const char *name, double x); /* non-finite: skipped */
+/* Raw text, already "name = value; " formed. */
+void kv__gpvars_append(kv__gpvars *v, const char *text);
 /* A string, single-quoted for gnuplot ('' for a quote; control characters become spaces). */
 void kv__gpvars_str(kv__gpvars *v, const char *name, const char *text);
 void kv__gpvars_release(kv__gpvars *v);

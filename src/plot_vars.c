@@ -5,7 +5,8 @@
  *   run    from summary.json: the title (trace, model, GPU, block size, pool, watermark),
  *          usable blocks N−1 and watermark blocks W, totals, the P50/P95/P99 latencies,
  *          the simulated time (for the bin width); from timeseries.csv its row count, so
- *          long runs are thinned to about THIN_TARGET points per curve (every_n).
+ *          long runs are thinned to about THIN_TARGET groups of rows, each drawn as its
+ *          first, lowest, highest and last value (M4; plots/common.gp).
  *   sweep  per chart (x = block_size or watermark): which line group each row belongs to
  *          (rowgroup), the groups' legend text, the swept values for the tics, and what
  *          every configuration has in common for the title.  A group is the set of rows
@@ -34,7 +35,7 @@
 #include "kvsim/mem.h"
 #include "plot_internal.h"
 
-enum { THIN_TARGET = 4000, MAX_TABLE = 64 << 20 };
+enum { THIN_TARGET = 1000, MAX_TABLE = 64 << 20 };
 
 /* ---- gnuplot variables --------------------------------------------------------------- */
 
@@ -51,6 +52,11 @@ static void append(kv__gpvars *v, const char *s, size_t n)
 static void append_str(kv__gpvars *v, const char *s)
 {
     append(v, s, strlen(s));
+}
+
+void kv__gpvars_append(kv__gpvars *v, const char *text)
+{
+    append_str(v, text);
 }
 
 void kv__gpvars_num(kv__gpvars *v, const char *name, double x)
@@ -420,8 +426,8 @@ static int table_parse(table *t, const char *text, size_t len, kv_diag *diag)
             continue;
         }
         if (rc == 0 && t->cell && nrec != t->n_cols)
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: %zu fields, the header has %zu", t->path,
-                             rec_line, nrec, t->n_cols);
+            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: %zu field%s, the header has %zu", t->path,
+                             rec_line, nrec, nrec == 1 ? "" : "s", t->n_cols);
         if (rc != 0) {
             for (size_t k = 0; k < nrec; k++)
                 free(rec[k]);

@@ -57,8 +57,8 @@ unsigned kv_plot_detect(const char *dir);
  * the diag set: -KV_ENOENT dir missing, not a directory, holding nothing plottable, or
  * the scripts not found; -KV_EPARSE an input file malformed (summary.json, sweep.csv,
  * plan.csv/plan.json); -KV_EIO gnuplot failed (its error in one line) or a file could not
- * be renamed.  On error no half-written figure is left behind; figures completed before
- * the failure stay. */
+ * be renamed.  The figures are drawn concurrently; when one fails, the others that
+ * succeeded are kept (and listed in *rep), and no half-written figure is left behind. */
 int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag);
 
 /* The gnuplot kv_plot_dir would run, as a malloc'd path, or NULL if there is none. */

@@ -15,7 +15,7 @@ static const command commands[] = {
     {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
     {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
     {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
-    {"plot", cmd_plot, "draw figures (PNG and SVG) of run, sweep and plan outputs with gnuplot"},
+    {"plot", cmd_plot, "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 

@@ -3,8 +3,11 @@
 
 `kvsim sweep` and `kvsim plan` were written in parallel with the figures, so these files
 stand in for their output, in the formats agreed for plotting:
-  sweep/sweep.csv  one row per configuration (block size x watermark grid on the bundled
-                   Mooncake trace, 16 GiB of KV)
+  sweep/sweep.csv  one row per configuration: a block size x watermark grid on the bundled
+                   ShareGPT length trace at 2 requests/s, every prompt starting with the
+                   same 1000 tokens, in 5 GiB of KV (near the pool's edge: preemptions
+                   without a watermark, deferrals with one, hit rate falling with block
+                   size as the shared prefix's partial last block grows)
   plan/plan.csv    one row per load multiplier on the bundled Azure trace, and plan.json
                    with the SLO thresholds under "slo"
 Every number comes from `kvsim run ... --json`; nothing is invented.
@@ -44,9 +47,9 @@ def sweep():
             "tpot_p50_s", "tpot_p99_s", "output_tok_per_s", "requests_per_s"]
     rows = []
     for bs in (8, 16, 32, 64, 128):
-        for wm in ("0", "0.01", "0.05", "0.1"):
-            s = run("traces/mooncake_conv_500.jsonl", "--time-scale", "3", "--kv-budget",
-                    "16GiB", "--block-size", str(bs), "--watermark", wm)
+        for wm in ("0", "0.01", "0.02", "0.05"):
+            s = run("traces/sharegpt_lengths_1000.csv", "--rate", "2", "--shared-prefix",
+                    "1000", "--kv-budget", "5GiB", "--block-size", str(bs), "--watermark", wm)
             c, b, lat = s["config"], s["blocks"], s["latency_s"]
             name = f"bs{bs}-wm{wm}"
             rows.append([name, name, bs, c["num_blocks"], c["kv_budget_bytes"], wm,
