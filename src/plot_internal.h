@@ -4,6 +4,7 @@
 #ifndef KVSIM_PLOT_INTERNAL_H
 #define KVSIM_PLOT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "kvsim/plot.h"
@@ -44,6 +45,31 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag);
 int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t note_n,
                         kv_diag *diag);
 int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag);
+
+/* ---- CSV tables (plot_table.c) ----------------------------------------------------- */
+typedef struct kv__table {
+    char *path;    /* dir/name, for messages */
+    char **cell;   /* (n_rows + 1) × n_cols strings, row-major, header first; each malloc'd */
+    size_t n_cols; /* header fields */
+    size_t n_rows; /* data records */
+    size_t cap;    /* cells allocated */
+} kv__table;
+
+/* Read dir/name.  0, or -KV_EIO (unreadable) / -KV_EPARSE (malformed, too large) with the
+ * diag set; t must be released either way. */
+int kv__table_load(kv__table *t, const char *dir, const char *name, kv_diag *diag);
+void kv__table_release(kv__table *t);
+/* Data row `row` (from 0), column col (from kv__col_of, ≥ 0). */
+const char *kv__cell(const kv__table *t, size_t row, int col);
+int kv__col_of(const kv__table *t, const char *name); /* -1 when absent */
+/* 0, or -KV_EPARSE naming the first of names (NULL-terminated) that is not a column. */
+int kv__require_cols(const kv__table *t, const char *const *names, kv_diag *diag);
+/* A whole field as a finite number (C locale, blanks around allowed). */
+bool kv__parse_num(const char *s, double *out);
+/* Equal as numbers when both are numbers, else as text. */
+bool kv__same_value(const char *a, const char *b);
+/* Distinct values in column col. */
+size_t kv__n_distinct(const kv__table *t, int col);
 
 /* dir/name, malloc'd. */
 char *kv__path_join(const char *dir, const char *name);

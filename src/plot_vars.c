@@ -17,13 +17,10 @@
  *   plan   the SLO thresholds (plan.json "slo"), the answer (the highest load whose row
  *          has meets_slo true) and its arrival rate.
  *
- * CSV: RFC 4180 (quoted fields, "" for a quote, CRLF or LF), header row first, columns by
- * name in any order, blank lines skipped; every record has the header's field count.
- * Sweep and plan files are small (a row per configuration or load), so they are read
- * whole, at most MAX_TABLE bytes; group finding is O(rows² · knobs).
+ * sweep.csv and plan.csv are read by plot_table.c.  Group finding is O(rows² · knobs),
+ * fine for a row per configuration.
  */
 #include <assert.h>
-#include <ctype.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -35,7 +32,7 @@
 #include "kvsim/mem.h"
 #include "plot_internal.h"
 
-enum { THIN_TARGET = 1000, MAX_TABLE = 64 << 20 };
+enum { THIN_TARGET = 1000 };
 
 /* ---- gnuplot variables --------------------------------------------------------------- */
 
@@ -129,23 +126,6 @@ static void with_commas(char *out, size_t n, double x)
         out[o++] = digits[i];
     }
     out[o] = '\0';
-}
-
-/* A whole field as a finite number (C locale strtod, surrounding blanks allowed). */
-static bool parse_num(const char *s, double *out)
-{
-    char *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!*s)
-        return false;
-    double x = strtod(s, &end);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end || !isfinite(x))
-        return false;
-    *out = x;
-    return true;
 }
 
 /* Append "sep" then printf text to a fixed buffer, truncating. */
@@ -317,203 +297,6 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
     return 0;
 }
 
-/* ---- CSV tables ---------------------------------------------------------------------- */
-
-typedef struct table {
-    char *path;
-    char **cell;   /* (n_rows + 1) × n_cols, header first; each malloc'd */
-    size_t n_cols; /* header fields */
-    size_t n_rows; /* data records */
-    size_t cap;    /* cells allocated */
-} table;
-
-static void table_release(table *t)
-{
-    for (size_t i = 0; i < (t->n_rows + 1) * t->n_cols && t->cell; i++)
-        free(t->cell[i]);
-    free(t->cell);
-    free(t->path);
-    memset(t, 0, sizeof *t);
-}
-
-static const char *cell(const table *t, size_t row, int col)
-{
-    return t->cell[(row + 1) * t->n_cols + (size_t)col];
-}
-
-static int col_of(const table *t, const char *name)
-{
-    for (size_t c = 0; c < t->n_cols; c++)
-        if (strcmp(t->cell[c], name) == 0)
-            return (int)c;
-    return -1;
-}
-
-/* Parse text (len bytes, NUL-terminated) into t.  0 or -KV_EPARSE. */
-static int table_parse(table *t, const char *text, size_t len, kv_diag *diag)
-{
-    size_t i = 0, line = 1;
-    char *field = NULL;
-    size_t flen = 0, fcap = 0;
-    char **rec = NULL;
-    size_t nrec = 0, rcap = 0;
-    int rc = 0;
-    while (i < len && rc == 0) {
-        size_t rec_line = line;
-        nrec = 0;
-        bool blank = true;
-        for (;;) { /* one field */
-            flen = 0;
-            while (i < len && (text[i] == ' ' || text[i] == '\t'))
-                i++;
-            if (i < len && text[i] == '"') {
-                blank = false;
-                i++;
-                for (;;) {
-                    if (i >= len) {
-                        rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: unterminated quoted field",
-                                         t->path, rec_line);
-                        break;
-                    }
-                    if (text[i] == '"' && i + 1 < len && text[i + 1] == '"')
-                        i++;
-                    else if (text[i] == '"') {
-                        i++;
-                        break;
-                    }
-                    if (text[i] == '\n')
-                        line++;
-                    void *p = field;
-                    kv_grow(&p, &fcap, flen + 2, 1);
-                    field = p;
-                    field[flen++] = text[i++];
-                }
-                while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
-                    i++;
-                if (rc == 0 && i < len && text[i] != ',' && text[i] != '\n')
-                    rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: text after a closing quote",
-                                     t->path, rec_line);
-            } else {
-                while (i < len && text[i] != ',' && text[i] != '\n') {
-                    void *p = field;
-                    kv_grow(&p, &fcap, flen + 2, 1);
-                    field = p;
-                    field[flen++] = text[i++];
-                }
-                while (flen > 0 && strchr(" \t\r", field[flen - 1]))
-                    flen--;
-                blank &= flen == 0;
-            }
-            if (rc != 0)
-                break;
-            void *p = rec;
-            kv_grow(&p, &rcap, nrec + 1, sizeof *rec);
-            rec = p;
-            rec[nrec] = kv_xmalloc(flen + 1);
-            memcpy(rec[nrec], field ? field : "", flen);
-            rec[nrec++][flen] = '\0';
-            if (i < len && text[i] == ',') {
-                i++;
-                blank = false;
-                continue;
-            }
-            if (i < len) /* '\n' */
-                i++, line++;
-            break;
-        }
-        if (rc == 0 && blank && nrec == 1) {
-            free(rec[0]);
-            continue;
-        }
-        if (rc == 0 && t->cell && nrec != t->n_cols)
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: %zu field%s, the header has %zu", t->path,
-                             rec_line, nrec, nrec == 1 ? "" : "s", t->n_cols);
-        if (rc != 0) {
-            for (size_t k = 0; k < nrec; k++)
-                free(rec[k]);
-            break;
-        }
-        if (!t->cell)
-            t->n_cols = nrec;
-        else
-            t->n_rows++;
-        size_t need = (t->n_rows + 1) * t->n_cols;
-        void *p = t->cell;
-        kv_grow(&p, &t->cap, need, sizeof *t->cell);
-        t->cell = p;
-        memcpy(t->cell + need - nrec, rec, nrec * sizeof *rec);
-    }
-    free(field);
-    free(rec);
-    if (rc == 0 && !t->cell)
-        rc = kv_diag_set(diag, -KV_EPARSE, "%s: empty file (no header)", t->path);
-    return rc;
-}
-
-static int table_load(table *t, const char *dir, const char *name, kv_diag *diag)
-{
-    memset(t, 0, sizeof *t);
-    t->path = kv__path_join(dir, name);
-    FILE *f = fopen(t->path, "rb");
-    if (!f)
-        return kv_diag_set(diag, -KV_EIO, "cannot open '%s'", t->path);
-    char *text = NULL;
-    size_t len = 0, cap = 0, n;
-    char buf[65536];
-    int rc = 0;
-    while (rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (len + n > MAX_TABLE)
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s: larger than %d MiB", t->path, MAX_TABLE >> 20);
-        void *p = text;
-        kv_grow(&p, &cap, len + n + 1, 1);
-        text = p;
-        memcpy(text + len, buf, n);
-        len += n;
-    }
-    if (rc == 0 && ferror(f))
-        rc = kv_diag_set(diag, -KV_EIO, "cannot read '%s'", t->path);
-    fclose(f);
-    if (rc == 0) {
-        if (!text)
-            text = kv_xcalloc(1, 1);
-        text[len] = '\0';
-        size_t skip = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* BOM */
-        rc = table_parse(t, text + skip, len - skip, diag);
-    }
-    free(text);
-    return rc;
-}
-
-static int require_cols(const table *t, const char *const *names, kv_diag *diag)
-{
-    for (size_t i = 0; names[i]; i++)
-        if (col_of(t, names[i]) < 0)
-            return kv_diag_set(diag, -KV_EPARSE, "%s: no column '%s'", t->path, names[i]);
-    return 0;
-}
-
-/* Numeric equality when both parse as numbers ("0.10" = "0.1"), else text equality. */
-static bool same_value(const char *a, const char *b)
-{
-    double x, y;
-    if (parse_num(a, &x) && parse_num(b, &y))
-        return x == y;
-    return strcmp(a, b) == 0;
-}
-
-/* Distinct values of column col over the rows. */
-static size_t n_distinct(const table *t, int col)
-{
-    size_t n = 0;
-    for (size_t r = 0; r < t->n_rows; r++) {
-        size_t q = 0;
-        while (q < r && !same_value(cell(t, q, col), cell(t, r, col)))
-            q++;
-        n += q == r;
-    }
-    return n;
-}
-
 /* ---- a sweep ------------------------------------------------------------------------- */
 
 /* The knob columns of sweep.csv, and how a value reads in a legend or title. */
@@ -533,10 +316,10 @@ static void knob_text(const knob *k, const char *value, char *out, size_t n)
 {
     double x;
     char num[32];
-    if (strcmp(k->col, "num_blocks") == 0 && parse_num(value, &x)) {
+    if (strcmp(k->col, "num_blocks") == 0 && kv__parse_num(value, &x)) {
         with_commas(num, sizeof num, x);
         snprintf(out, n, "%s blocks", num);
-    } else if (strcmp(k->col, "kv_budget_bytes") == 0 && parse_num(value, &x)) {
+    } else if (strcmp(k->col, "kv_budget_bytes") == 0 && kv__parse_num(value, &x)) {
         snprintf(out, n, "KV %.4g GiB", x / (1024.0 * 1024.0 * 1024.0));
     } else {
         snprintf(out, n, "%s %s", k->label, value);
@@ -545,14 +328,15 @@ static void knob_text(const knob *k, const char *value, char *out, size_t n)
 
 /* Group rows by the knob columns in key[] (n_key of them): group[r] for each row,
  * representative row rep[g] of each group; returns the group count. */
-static size_t group_rows(const table *t, const int *key, size_t n_key, size_t *group, size_t *rep)
+static size_t group_rows(const kv__table *t, const int *key, size_t n_key, size_t *group,
+                         size_t *rep)
 {
     size_t n_groups = 0;
     for (size_t r = 0; r < t->n_rows; r++) {
         size_t g = 0;
         for (; g < n_groups; g++) {
             size_t k = 0;
-            while (k < n_key && same_value(cell(t, rep[g], key[k]), cell(t, r, key[k])))
+            while (k < n_key && kv__same_value(kv__cell(t, rep[g], key[k]), kv__cell(t, r, key[k])))
                 k++;
             if (k == n_key)
                 break;
@@ -565,7 +349,7 @@ static size_t group_rows(const table *t, const int *key, size_t n_key, size_t *g
 }
 
 /* Most distinct x values in any one group. */
-static size_t max_x_per_group(const table *t, int xcol, const size_t *group, size_t n_groups)
+static size_t max_x_per_group(const kv__table *t, int xcol, const size_t *group, size_t n_groups)
 {
     size_t best = 0;
     for (size_t g = 0; g < n_groups; g++) {
@@ -574,7 +358,8 @@ static size_t max_x_per_group(const table *t, int xcol, const size_t *group, siz
             if (group[r] != g)
                 continue;
             size_t q = 0;
-            while (q < r && !(group[q] == g && same_value(cell(t, q, xcol), cell(t, r, xcol))))
+            while (q < r &&
+                   !(group[q] == g && kv__same_value(kv__cell(t, q, xcol), kv__cell(t, r, xcol))))
                 q++;
             n += q == r;
         }
@@ -584,12 +369,12 @@ static size_t max_x_per_group(const table *t, int xcol, const size_t *group, siz
 }
 
 /* Whether column c is a function of column by (equal by-values, equal c-values). */
-static bool follows(const table *t, int c, int by)
+static bool follows(const kv__table *t, int c, int by)
 {
     for (size_t r = 0; r < t->n_rows; r++)
         for (size_t q = 0; q < r; q++)
-            if (same_value(cell(t, q, by), cell(t, r, by)) &&
-                !same_value(cell(t, q, c), cell(t, r, c)))
+            if (kv__same_value(kv__cell(t, q, by), kv__cell(t, r, by)) &&
+                !kv__same_value(kv__cell(t, q, c), kv__cell(t, r, c)))
                 return false;
     return true;
 }
@@ -601,15 +386,15 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One chart against knob x: variables into fig.  0 or -KV_EPARSE (x not numeric). */
-static int sweep_chart(const table *t, int x, kv__fig *fig, kv_diag *diag)
+static int sweep_chart(const kv__table *t, int x, kv__fig *fig, kv_diag *diag)
 {
-    int xcol = col_of(t, knobs[x].col);
+    int xcol = kv__col_of(t, knobs[x].col);
     double *xs = kv_xmalloc(t->n_rows * sizeof *xs);
     for (size_t r = 0; r < t->n_rows; r++)
-        if (!parse_num(cell(t, r, xcol), &xs[r])) {
+        if (!kv__parse_num(kv__cell(t, r, xcol), &xs[r])) {
             free(xs);
             return kv_diag_set(diag, -KV_EPARSE, "%s: %s '%s' is not a number", t->path,
-                               knobs[x].col, cell(t, r, xcol));
+                               knobs[x].col, kv__cell(t, r, xcol));
         }
 
     /* The key: every other knob column present; then without the derived capacity
@@ -623,9 +408,9 @@ static int sweep_chart(const table *t, int x, kv__fig *fig, kv_diag *diag)
     for (size_t d = 0; d < sizeof drops / sizeof drops[0]; d++) {
         n_key = 0;
         for (int k = 0; k < N_KNOBS; k++) {
-            in_key[k] = k != x && !(drops[d] & (1u << k)) && col_of(t, knobs[k].col) >= 0;
+            in_key[k] = k != x && !(drops[d] & (1u << k)) && kv__col_of(t, knobs[k].col) >= 0;
             if (in_key[k])
-                key[n_key++] = col_of(t, knobs[k].col);
+                key[n_key++] = kv__col_of(t, knobs[k].col);
         }
         n_groups = group_rows(t, key, n_key, group, rep);
         if (max_x_per_group(t, xcol, group, n_groups) >= 2)
@@ -636,18 +421,18 @@ static int sweep_chart(const table *t, int x, kv__fig *fig, kv_diag *diag)
      * column that only follows the block size ("block 16, 8,192 blocks" says nothing
      * "block 16" does not, under a fixed budget). */
     char text[160], var[32];
-    int c_bs = col_of(t, knobs[0].col);
+    int c_bs = kv__col_of(t, knobs[0].col);
     for (size_t g = 0; n_groups > 1 && g < n_groups; g++) {
         char legend[256] = "";
         for (int k = 0; k < N_KNOBS; k++) {
-            int c = col_of(t, knobs[k].col);
+            int c = kv__col_of(t, knobs[k].col);
             bool varies = false;
             for (size_t h = 0; in_key[k] && h < n_groups && !varies; h++)
-                varies = !same_value(cell(t, rep[h], c), cell(t, rep[0], c));
+                varies = !kv__same_value(kv__cell(t, rep[h], c), kv__cell(t, rep[0], c));
             if (varies && (k == 1 || k == 2) && in_key[0] && follows(t, c, c_bs))
                 varies = false;
             if (varies) {
-                knob_text(&knobs[k], cell(t, rep[g], c), text, sizeof text);
+                knob_text(&knobs[k], kv__cell(t, rep[g], c), text, sizeof text);
                 add_part(legend, sizeof legend, ", ", text);
             }
         }
@@ -660,9 +445,9 @@ static int sweep_chart(const table *t, int x, kv__fig *fig, kv_diag *diag)
     char title[512];
     snprintf(title, sizeof title, "%zu configurations", t->n_rows);
     for (int k = 0; k < N_KNOBS; k++) {
-        int c = col_of(t, knobs[k].col);
-        if (k != x && c >= 0 && n_distinct(t, c) == 1) {
-            knob_text(&knobs[k], cell(t, 0, c), text, sizeof text);
+        int c = kv__col_of(t, knobs[k].col);
+        if (k != x && c >= 0 && kv__n_distinct(t, c) == 1) {
+            knob_text(&knobs[k], kv__cell(t, 0, c), text, sizeof text);
             add_part(title, sizeof title, " · ", text);
         }
     }
@@ -694,14 +479,14 @@ static int sweep_chart(const table *t, int x, kv__fig *fig, kv_diag *diag)
 
 int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)
 {
-    table t;
-    int rc = table_load(&t, dir, "sweep.csv", diag);
+    kv__table t;
+    int rc = kv__table_load(&t, dir, "sweep.csv", diag);
     static const char *const need[] = {
         "block_size",       "num_blocks",          "watermark",  "hit_rate",
         "preemptions",      "mean_physical",       "ttft_p99_s", "tpot_p99_s",
         "output_tok_per_s", "watermark_deferrals", NULL};
     if (rc == 0)
-        rc = require_cols(&t, need, diag);
+        rc = kv__require_cols(&t, need, diag);
     if (rc == 0) {
         static const struct {
             int knob;
@@ -709,19 +494,17 @@ int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t no
         } charts[] = {{0, "sweep_block_size"}, {3, "sweep_watermark"}};
         int made = 0;
         for (size_t i = 0; rc == 0 && i < 2; i++) {
-            if (n_distinct(&t, col_of(&t, knobs[charts[i].knob].col)) < 2)
+            if (kv__n_distinct(&t, kv__col_of(&t, knobs[charts[i].knob].col)) < 2)
                 continue;
             kv__fig *f = kv__figlist_add(out, charts[i].fig);
             rc = sweep_chart(&t, charts[i].knob, f, diag);
             made++;
         }
         if (rc == 0 && !made)
-            snprintf(note, note_n,
-                     "%s varies neither block size nor watermark: no sweep "
-                     "chart",
-                     t.path);
+            snprintf(note, note_n, "%s %s: no sweep chart", t.path,
+                     t.n_rows ? "varies neither block size nor watermark" : "has no rows");
     }
-    table_release(&t);
+    kv__table_release(&t);
     return rc;
 }
 
@@ -741,32 +524,32 @@ static int parse_bool(const char *s, bool *out)
 
 int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)
 {
-    table t;
-    int rc = table_load(&t, dir, "plan.csv", diag);
+    kv__table t;
+    int rc = kv__table_load(&t, dir, "plan.csv", diag);
     static const char *const need[] = {"load",      "ttft_p99_s", "tpot_p99_s", "preemption_rate",
                                        "meets_slo", NULL};
     if (rc == 0)
-        rc = require_cols(&t, need, diag);
+        rc = kv__require_cols(&t, need, diag);
     if (rc == 0 && t.n_rows == 0) {
         snprintf(note, note_n, "%s has no rows: no plan chart", t.path);
-        table_release(&t);
+        kv__table_release(&t);
         return 0;
     }
     double best = NAN, best_rate = NAN;
-    int c_load = col_of(&t, "load"), c_ok = col_of(&t, "meets_slo");
-    int c_rate = col_of(&t, "arrival_rate_req_s");
+    int c_load = kv__col_of(&t, "load"), c_ok = kv__col_of(&t, "meets_slo");
+    int c_rate = kv__col_of(&t, "arrival_rate_req_s");
     for (size_t r = 0; rc == 0 && r < t.n_rows; r++) {
         double load, rate = NAN;
         bool ok;
-        if (!parse_num(cell(&t, r, c_load), &load))
+        if (!kv__parse_num(kv__cell(&t, r, c_load), &load))
             rc = kv_diag_set(diag, -KV_EPARSE, "%s: load '%s' is not a number", t.path,
-                             cell(&t, r, c_load));
-        else if (parse_bool(cell(&t, r, c_ok), &ok) != 0)
+                             kv__cell(&t, r, c_load));
+        else if (parse_bool(kv__cell(&t, r, c_ok), &ok) != 0)
             rc = kv_diag_set(diag, -KV_EPARSE, "%s: meets_slo '%s' is not true or false", t.path,
-                             cell(&t, r, c_ok));
+                             kv__cell(&t, r, c_ok));
         else if (ok && !(load <= best)) {
             best = load;
-            if (c_rate >= 0 && parse_num(cell(&t, r, c_rate), &rate))
+            if (c_rate >= 0 && kv__parse_num(kv__cell(&t, r, c_rate), &rate))
                 best_rate = rate;
             else
                 best_rate = NAN;
@@ -798,6 +581,6 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         kv__gpvars_str(&f->vars, "title_info", title);
     }
     json_decref(plan);
-    table_release(&t);
+    kv__table_release(&t);
     return rc;
 }
