@@ -18,8 +18,10 @@ if (!exists("suffix")) suffix = ""
 outfile(name, ext) = outdir.'/'.name.'.'.ext.suffix
 
 font_main = "Sans,12"
-set_term_png = "set terminal pngcairo size 1200,700 noenhanced font font_main background rgb 'white' linewidth 1.2"
-set_term_svg = "set terminal svg size 1200,700 fixed noenhanced font font_main background rgb 'white' linewidth 1.2"
+set_term_png = "set terminal pngcairo size 1200,700 noenhanced font font_main " \
+               ."background rgb 'white' linewidth 1.2"
+set_term_svg = "set terminal svg size 1200,700 fixed noenhanced font font_main " \
+               ."background rgb 'white' linewidth 1.2"
 
 set datafile separator comma
 # A filtered-out row (an expression giving NaN) or an empty CSV cell is *missing*, not
@@ -42,10 +44,12 @@ c_purple = "#CC79A7"
 c_sky    = "#56B4E9"
 c_yellow = "#F0E442"
 c_grey   = "#555555"
-group_color(i) = word("#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #555555 #F0E442", (int(i) % 8) + 1)
+group_colors = "#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #555555 #F0E442"
+group_color(i) = word(group_colors, (int(i) % 8) + 1)
 
 # Thousands separators for labels: commas(28181) = "28,181".
-commas(n) = (abs(n) < 1000) ? sprintf("%d", n) : commas(int(n / 1000)) . sprintf(",%03d", abs(int(n)) % 1000)
+commas(n) = (abs(n) < 1000) ? sprintf("%d", n) \
+                            : commas(int(n / 1000)) . sprintf(",%03d", abs(int(n)) % 1000)
 
 min(a, b) = a < b ? a : b
 max(a, b) = a > b ? a : b

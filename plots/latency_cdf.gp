@@ -38,7 +38,9 @@ do for [k = 1:2] {
     if (n_finished > 0) {
         undefine STATS_*
         stats file skip 1 using (sample(9 + k)) nooutput
-        if (exists("STATS_records")) { n_val[k] = STATS_records; lo[k] = STATS_min; hi[k] = STATS_max }
+        if (exists("STATS_records")) {
+            n_val[k] = STATS_records; lo[k] = STATS_min; hi[k] = STATS_max
+        }
     }
 }
 set table $TTFT
@@ -51,12 +53,13 @@ unset table
 thin(k) = (n_val[k] > 2000 ? int(n_val[k] / 2000) : 1)
 body(y) = (th == 1 || y < 0.98 ? y : NaN)
 tail(y) = (y >= 0.97 ? y : NaN)
-# Log x tics: decades, or when the data spans few decades more labelled values per decade
+# Log x tics: decades, or when the data spans under 3.5 decades more labelled values per decade
 # (log_tics is then "1 2 5" or "1 1.5 2 3 5 7").
 log_tics = "set xtics (); do for [e = -6:6] { do for [m in mantissas] { \
                 set xtics add (sprintf('%g', real(m) * 10.0**e) real(m) * 10.0**e) } }"
 
-panel_title(prefix) = prefix eq "ttft" ? "time to first token (TTFT)" : "time per output token (TPOT)"
+panel_title(prefix) = prefix eq "ttft" ? "time to first token (TTFT)" \
+                                        : "time per output token (TPOT)"
 
 do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
@@ -72,6 +75,8 @@ do for [ext in "png svg"] {
     do for [k = 1:2] {
         set key bottom right opaque box lc rgb "#bbbbbb" samplen 1.5 spacing 1.2 Left reverse
         prefix = (k == 1 ? "ttft" : "tpot")
+        unset xtics  # drop the previous panel's explicit tic list
+        set xtics nomirror out scale 0.6
         set title panel_title(prefix) font ",13"
         set xlabel (k == 1 ? "TTFT (s, log scale)" : "TPOT (s per token, log scale)")
         set ylabel (k == 1 ? "fraction of finished requests" : "")
@@ -86,9 +91,8 @@ do for [ext in "png svg"] {
         }
         if (n_val[k] > 0) {
             set xrange [lo[k] / 1.25 : hi[k] * 1.25]
-            set xtics autofreq
             span = log10(hi[k] / lo[k])
-            if (span < 2.5) {
+            if (span < 3.5) {
                 mantissas = (span < 0.5 ? "1 1.2 1.5 2 2.5 3 4 5 6 7 8 9" : \
                              span < 1.2 ? "1 1.5 2 3 5 7" : "1 2 5")
                 @log_tics
@@ -97,6 +101,9 @@ do for [ext in "png svg"] {
             th = thin(k)
             cdf = (k == 1 ? "$TTFT" : "$TPOT")
             cdf_color = (k == 1 ? c_blue : c_orange)
+            # The first step, from 0 at the smallest value (the table starts at 1/n).
+            set arrow from lo[k], 0 to lo[k], first 1.0 / n_val[k] nohead lw 2 \
+                lc rgb cdf_color front
             if (has(prefix."_p50")) {
                 plot cdf using 1:(body($2)) every th with steps lw 2 lc rgb cdf_color notitle, \
                      cdf using 1:(tail($2)) with steps lw 2 lc rgb cdf_color notitle, \
@@ -114,8 +121,10 @@ do for [ext in "png svg"] {
         } else {
             set xrange [0.001:1000]
             unset key
-            set label 1 (n_finished > 0 ? "no request has a ".(k == 1 ? "TTFT" : "TPOT (all outputs are one token)") \
-                                        : "no finished requests:\nno latency to plot") at graph 0.5, 0.5 center
+            empty_text = n_finished == 0 ? "no finished requests:\nno latency to plot" : \
+                         k == 1 ? "no request has a TTFT" \
+                                : "no request has a TPOT (all outputs are one token)"
+            set label 1 empty_text at graph 0.5, 0.5 center
             plot NaN notitle
             unset label 1
         }

@@ -57,7 +57,13 @@ do for [ext in "png svg"] {
         if (slo(k) == slo(k)) {
             set label 1 slo_text(k) at graph 0.02, first slo(k) left offset 0, 0.7 tc rgb c_red
         }
-        if (k == 1) { set logscale y 10; set autoscale y } else { unset logscale y; set yrange [0:*] }
+        if (k == 1) {
+            set logscale y 10
+            set autoscale y
+        } else {
+            unset logscale y
+            set yrange [0:*]
+        }
         set format y "%g"
         if (has("answer_load")) {
             set arrow from answer_load, graph 0 to answer_load, graph 1 nohead lw 2 \

@@ -119,7 +119,8 @@ do for [ext in "png svg"] {
         if (pre_max == 0) { set label 1 "no preemptions in this run" at graph 0.5, 0.5 center }
     }
     if (pre_max > 0) { set key } else { unset key }
-    plot $PRE using 1:2 with boxes lc rgb c_red title (pre_max > 0 ? total_label("n_preempt", "preemptions") : "")
+    plot $PRE using 1:2 with boxes lc rgb c_red \
+        title (pre_max > 0 ? total_label("n_preempt", "preemptions") : "")
     unset label 1
 
     # 2. watermark deferrals per bin
@@ -127,11 +128,13 @@ do for [ext in "png svg"] {
     set yrange [0:(def_max > 0 ? def_max * 1.4 : 1)]
     set ytics nice_int(def_max)
     if (nrows > 0 && def_max == 0) {
-        set label 1 "no watermark deferrals in this run".(exists("wm_label") ? " (watermark ".wm_label.")" : "") \
+        set label 1 "no watermark deferrals in this run" \
+                    .(exists("wm_label") ? " (watermark ".wm_label.")" : "") \
             at graph 0.5, 0.5 center
     }
     if (def_max > 0) { set key } else { unset key }
-    plot $DEF using 1:2 with boxes lc rgb c_purple title (def_max > 0 ? total_label("n_defer", "watermark deferrals") : "")
+    plot $DEF using 1:2 with boxes lc rgb c_purple \
+        title (def_max > 0 ? total_label("n_defer", "watermark deferrals") : "")
     unset label 1
 
     # 3. queues

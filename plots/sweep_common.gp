@@ -44,7 +44,8 @@ legend_strip = "if (ngroups > 1) { \
         lc rgb group_color(g) title gtitle(g) }"
 
 # x tics exactly at the swept values (`@set_xvals`), when kvsim passed them.
-set_xvals = "if (exists('xvals')) { set xtics (); do for [v in xvals] { set xtics add (v real(v)) } }"
+set_xvals = "if (exists('xvals')) { \
+    set xtics (); do for [v in xvals] { set xtics add (v real(v)) } }"
 
 # Count axes: integer tics when the counts are small, [0:1] when all are zero (`@count_y`
 # after setting count_col to the column name).

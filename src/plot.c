@@ -4,11 +4,11 @@
  * Process.  gnuplot runs through fork + execv, never a shell: argv is
  *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
  * with stdin and stdout on /dev/null and stderr on a pipe.  The figures of a directory
- * are independent, so their gnuplots run at once (at most KV_PLOT_MAX_FIGURES processes;
- * a long run's figures take one pass over timeseries.csv each, about 2 s per 300,000
- * rows, so this halves the wait) and their stderr pipes are drained together with poll.  gnuplot
- * prints warnings on stderr even when it succeeds, so stderr only matters when the exit status is
- * not 0: then its last meaningful line (gnuplot ends with '"script" line N: what went wrong')
+ * are independent, so their gnuplots run at once (at most KV_PLOT_MAX_FIGURES processes:
+ * a long run's figures each make one pass over timeseries.csv, seconds for 300,000
+ * rows) and their stderr pipes are drained together with poll.  gnuplot prints warnings
+ * on stderr even when it succeeds, so stderr only matters when the exit status is not 0:
+ * then its last meaningful line (gnuplot ends with '"script" line N: what went wrong')
  * becomes the one-line diagnostic.  Only the last STDERR_KEEP bytes are kept.
  *
  * Atomicity.  Each script writes NAME.png<suffix> and NAME.svg<suffix> with suffix
