@@ -16,6 +16,7 @@ static const command commands[] = {
     {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
     {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
     {"plan", cmd_plan, "SLO capacity search: the highest load (or smallest pool) within SLOs"},
+    {"plot", cmd_plot, "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 
