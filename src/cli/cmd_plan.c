@@ -47,6 +47,7 @@ enum {
     OPT_OUT,
     OPT_JSON,
     OPT_QUIET,
+    OPT_PLOT,
 };
 
 static const cli_opt options[] = {
@@ -62,6 +63,7 @@ static const cli_opt options[] = {
     {"out", 'o', true, OPT_OUT},
     {"json", 0, false, OPT_JSON},
     {"quiet", 'q', false, OPT_QUIET},
+    {"plot", 0, false, OPT_PLOT},
     {NULL, 0, false, 0},
 };
 
@@ -116,6 +118,7 @@ static void help(void)
           "  -o, --out DIR            write plan.csv (one row per probe) and plan.json\n"
           "      --json               print plan.json instead of the human answer\n"
           "  -q, --quiet              print nothing on success\n"
+          "      --plot               draw plan_curve.png/.svg into DIR (needs --out)\n"
           "exit status: 0 with an answer or a statement that none exists; 2 usage; 1 runtime.\n",
           stdout);
     fputs(cli_sim_opts_help, stdout);
@@ -363,7 +366,7 @@ typedef struct plan_args {
     const char *over, *load, *min, *max, *out;
     double tolerance, confirm;
     uint32_t max_probes;
-    bool json, quiet;
+    bool json, quiet, plot;
 } plan_args;
 
 static int handle(plan_args *a, int id, const char *arg)
@@ -401,6 +404,9 @@ static int handle(plan_args *a, int id, const char *arg)
     case OPT_QUIET:
         a->quiet = true;
         return CLI_OK;
+    case OPT_PLOT:
+        a->plot = true;
+        return CLI_OK;
     }
     return cli_error(CLI_USAGE, "internal: option %d is not a plan option", id);
 }
@@ -419,6 +425,8 @@ static int check_args(plan_ctx *c, const plan_args *a, const cli_parser *ps)
     if (a->n_slo == 0)
         return cli_error(CLI_USAGE,
                          "kvsim plan needs --slo, e.g. --slo ttft_p99=2s,tpot_p99=100ms");
+    if (a->plot && !a->out)
+        return cli_error(CLI_USAGE, "--plot needs --out DIR to write the figure into");
     for (int i = 0; i < a->n_slo; i++)
         if (kv_slo_parse(&p->slos, a->slo_specs[i], &d) != 0)
             return cli_error(CLI_USAGE, "--slo: %s", d.msg);
@@ -560,9 +568,6 @@ int cmd_plan(int argc, char **argv)
     }
     if (rc == CLI_OK && a.out && plan_write_files(&c.p, a.out, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
-    /* PLOT: `--plot` lands here with the plot branch: after plan.csv is written, call
-     * cli_plot_dir(a.out, a.quiet) to render the load (or pool) curve from it; --plot
-     * without --out should be a usage error, checked in check_args. */
     if (rc == CLI_OK && !a.quiet) {
         if (a.json) {
             json_t *j = plan_json(&c.p);
@@ -575,6 +580,9 @@ int cmd_plan(int argc, char **argv)
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
     }
+    /* After the answer: a figure problem never hides it. */
+    if (rc == CLI_OK && a.plot)
+        rc = cli_plot_dir(a.out, a.quiet || a.json);
     free_probes(&c.p);
     kv_search_release(&c.p.search);
     free(c.sc.reqs);
