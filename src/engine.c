@@ -268,6 +268,7 @@ int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_res
         r->first_scheduled_ns = r->first_token_ns = r->finish_ns = -1;
         kv_content_from_spec(&c, r->spec, trace->trace_block_size, cfg->shared_prefix);
         kv_seq_init(&r->seq, &c);
+        r->seq.max_tokens = r->spec->prompt_len + r->spec->output_len - 1;
         heap_push(&e.events, r->spec->arrival_ns, EV_ARRIVAL, (uint32_t)i);
         if (r->spec->arrival_ns > last_arrival)
             last_arrival = r->spec->arrival_ns;

@@ -96,7 +96,8 @@ static void ensure_hashes(kv_cache *c, kv_seq *s, uint32_t n)
     if (n <= s->n_hashes)
         return;
     size_t cap = s->cap_hashes;
-    kv_grow((void **)&s->hashes, &cap, n, sizeof *s->hashes);
+    uint32_t most = s->max_tokens / c->block_size;
+    kv_grow((void **)&s->hashes, &cap, n > most ? n : most, sizeof *s->hashes);
     s->cap_hashes = (uint32_t)cap;
     kv_hasher_chain(c->hasher, &s->content, s->hashes, s->n_hashes, n);
     s->n_hashes = n;
@@ -137,11 +138,13 @@ uint32_t kv_cache_need(const kv_cache *c, const kv_seq *s, uint32_t num_computed
     return new_blocks(c, s, num_computed, hits, num_new) + (hits ? hits->n_evictable : 0);
 }
 
-static void table_push(kv_seq *s, kv_block_id b)
+static void table_push(const kv_cache *c, kv_seq *s, kv_block_id b)
 {
     if (s->len == s->cap) {
         size_t cap = s->cap;
-        kv_grow((void **)&s->table, &cap, (size_t)s->len + 1, sizeof *s->table);
+        size_t most = ((size_t)s->max_tokens + c->block_size - 1) / c->block_size;
+        size_t need = (size_t)s->len + 1;
+        kv_grow((void **)&s->table, &cap, need > most ? need : most, sizeof *s->table);
         s->cap = (uint32_t)cap;
     }
     s->table[s->len++] = b;
@@ -160,12 +163,12 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         assert(s->len == 0 && num_computed == 0);
         for (uint32_t i = 0; i < n_hits; i++) {
             kv_pool_touch(c->pool, hits->blocks[i]); /* the reference moves into the table */
-            table_push(s, hits->blocks[i]);
+            table_push(c, s, hits->blocks[i]);
         }
         s->num_cached = s->len;
     }
     for (uint32_t i = 0; i < n_new; i++)
-        table_push(s, kv_pool_pop(c->pool));
+        table_push(c, s, kv_pool_pop(c->pool));
 
     if (c->caching) {
         uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;

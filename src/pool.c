@@ -281,6 +281,11 @@ kv_block_id kv_pool_pop(kv_pool *p)
 {
     assert(p->num_free > 0 && "kv_pool_pop on an empty free queue");
     kv_block_id b = p->blocks[sentinel(p)].next;
+    /* The next pop will take b's successor: start loading it (and its index links) now,
+     * so consecutive pops overlap their cache misses. */
+    const block *nx = &p->blocks[p->blocks[b].next];
+    __builtin_prefetch(nx);
+    __builtin_prefetch(&nx->hh);
     unlink_block(p, b);
     if (p->blocks[b].hashed) {
         index_remove(p, b);

@@ -47,7 +47,47 @@ static char *drain(int fd_out, int fd_err, char **err_out)
     return buf[0];
 }
 
+extern char **environ;
+
+/* environ with the changes in env applied (see run_kvsim_env); the strings are shared. */
+static char **child_env(const char *const *env)
+{
+    size_t n = 0, m = 0;
+    while (environ[n])
+        n++;
+    while (env && env[m])
+        m++;
+    char **out = calloc(n + m + 1, sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool replaced = false;
+        for (size_t j = 0; j < m && !replaced; j++) {
+            size_t len = strcspn(env[j], "=");
+            replaced = strncmp(environ[i], env[j], len) == 0 && environ[i][len] == '=';
+        }
+        if (!replaced)
+            out[k++] = environ[i];
+    }
+    for (size_t j = 0; j < m; j++)
+        if (strchr(env[j], '='))
+            out[k++] = (char *)env[j];
+    out[k] = NULL;
+    return out;
+}
+
+static run_result spawn(const char *const *env, const char *const *args);
+
 run_result run_kvsimv(const char *const *args)
+{
+    return spawn(NULL, args);
+}
+
+run_result run_kvsim_env(const char *const *env, const char *const *args)
+{
+    return spawn(env, args);
+}
+
+static run_result spawn(const char *const *env, const char *const *args)
 {
     const char *bin = getenv("KVSIM_BIN");
     cr_assert(bin, "KVSIM_BIN not set (run the tests through meson test)");
@@ -58,6 +98,7 @@ run_result run_kvsimv(const char *const *args)
     argv[0] = (char *)bin;
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = (char *)args[i];
+    char **envp = child_env(env);
     int out_pipe[2], err_pipe[2];
     cr_assert(pipe(out_pipe) == 0 && pipe(err_pipe) == 0);
     fflush(NULL);
@@ -70,7 +111,7 @@ run_result run_kvsimv(const char *const *args)
         close(err_pipe[0]);
         close(out_pipe[1]);
         close(err_pipe[1]);
-        execv(bin, argv);
+        execve(bin, argv, envp);
         _exit(127);
     }
     close(out_pipe[1]);
@@ -81,6 +122,7 @@ run_result run_kvsimv(const char *const *args)
     waitpid(pid, &st, 0);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     free(argv);
+    free(envp);
     return r;
 }
 

@@ -16,6 +16,9 @@ typedef struct run_result {
 run_result run_kvsim(const char *arg0, ...);
 /* Same, with an argv array (NULL-terminated). */
 run_result run_kvsimv(const char *const *args);
+/* Same, with the environment changed for the child only: env is NULL-terminated, each
+ * entry "NAME=value" (set or replace) or "NAME" (remove). */
+run_result run_kvsim_env(const char *const *env, const char *const *args);
 void run_result_free(run_result *r);
 
 /* $KVSIM_SRC/rel, $KVSIM_SHARED/rel: paths into the source tree and ../shared. */

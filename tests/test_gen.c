@@ -908,7 +908,7 @@ ParameterizedTestParameters(gen_cli, errors)
          "--requests: '1.5' is not a whole number"},
         {{GOOD_LENGTHS, "--rate", "1", "--requests", "0", "--out", "@OUT"},
          2,
-         "--requests: '0' must be between 1 and"},
+         "--requests: '0' must be at least 1\n"},
         {{GOOD_LENGTHS, "--rate", "1", "--duration", "-3", "--out", "@OUT"},
          2,
          "--duration: '-3' must be between 0 and"},

@@ -591,7 +591,7 @@ ParameterizedTestParameters(sweep, errors)
          "--max-seqs: '0' must be between 1 and 16777216"},
         {{"@TRACE", "--out", "@OUT", "--num-blocks", "1,64"},
          2,
-         "--num-blocks: '1' must be between 2 and 4294967295"},
+         "--num-blocks: '1' must be at least 2"},
         {{"@TRACE", "--out", "@OUT", "--kv-budget", "1GiB,2G"},
          2,
          "--kv-budget: ambiguous unit 'G' in size '2G'"},

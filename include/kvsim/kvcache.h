@@ -26,6 +26,8 @@ typedef struct kv_seq {
     kv_digest *hashes;    /* the request's chain, n_hashes computed so far */
     uint32_t n_hashes, cap_hashes;
     kv_content content;
+    uint32_t max_tokens;  /* most tokens it will ever hold (0 = unknown): sizes the table
+                             and chain with one allocation each */
 } kv_seq;
 
 /* A lookup result: the hit blocks (a prefix of the request's chain). */

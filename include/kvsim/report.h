@@ -34,8 +34,8 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
 /* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
 void kv_out_abort(kv_out *o);
 
-/* mkdir -p: create dir and missing parents (0777 before umask).  0, or -KV_EIO with a
- * diag ("cannot create directory 'x': …", "'x' is not a directory"). */
+/* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
+ * directory …", "'x' is not a directory"). */
 int kv_mkdir_p(const char *dir, kv_diag *diag);
 
 /* Write a JSON value to path atomically (tmp + rename), 2-space indented, keys in

@@ -138,7 +138,7 @@ int cli_parse_count(const char *what, const char *arg, uint64_t min, uint64_t ma
     if (*end != '\0')
         goto bad;
     if (errno == ERANGE || v > max || v < min) {
-        if (max == UINT64_MAX)
+        if (max == UINT64_MAX || max == UINT32_MAX)
             return cli_error(CLI_USAGE, "%s: '%s' must be at least %llu", what, arg,
                              (unsigned long long)min);
         return cli_error(CLI_USAGE, "%s: '%s' must be between %llu and %llu", what, arg,

@@ -130,7 +130,17 @@ int cmd_estimate(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+
+/* ---- figures (cmd_plot.c), for run/sweep/plan --plot ---------------------------------- */
+/* Draw every figure DIR supports (kv_plot_dir).  Prints the figures written on stdout
+ * unless quiet (pass quiet when stdout carries JSON), a note on stderr when gnuplot is
+ * missing (then returns CLI_OK: the outputs are there, only the pictures are not) or
+ * when the directory supports no figure, and an error otherwise.  Returns the exit code:
+ * CLI_OK, or CLI_RUNTIME after printing "kvsim: error: ...". */
+int cli_plot_dir(const char *dir, bool quiet);
 
 #endif

@@ -15,7 +15,7 @@
 #include "kvsim/mem.h"
 #include "kvsim/report.h"
 
-enum { OPT_HELP = 1, OPT_OUT, OPT_SAMPLE_EVERY, OPT_JSON, OPT_QUIET };
+enum { OPT_HELP = 1, OPT_OUT, OPT_SAMPLE_EVERY, OPT_JSON, OPT_QUIET, OPT_PLOT };
 
 static const cli_opt options[] = {
     {"help", 'h', false, OPT_HELP},
@@ -23,6 +23,7 @@ static const cli_opt options[] = {
     {"sample-every", 0, true, OPT_SAMPLE_EVERY},
     {"json", 0, false, OPT_JSON},
     {"quiet", 'q', false, OPT_QUIET},
+    {"plot", 0, false, OPT_PLOT},
     {NULL, 0, false, 0},
 };
 
@@ -38,7 +39,9 @@ static void help(void)
           "  -o, --out DIR            write the output files into DIR (created if missing)\n"
           "      --sample-every N     one timeseries.csv row every N steps (default 1)\n"
           "      --json               print summary.json instead of the human summary\n"
-          "  -q, --quiet              print nothing on success\n",
+          "  -q, --quiet              print nothing on success\n"
+          "      --plot               also draw the figures into DIR with gnuplot (needs\n"
+          "                           --out; see 'kvsim plot --help')\n",
           stdout);
     fputs(cli_sim_opts_help, stdout);
     fputs(cli_model_opts_help, stdout);
@@ -110,7 +113,7 @@ int cmd_run(int argc, char **argv)
     cli_model_opts_init(&mo);
     const char *out_dir = NULL;
     uint32_t sample_every = 1;
-    bool json_out = false, quiet = false;
+    bool json_out = false, quiet = false, plot = false;
     int rc = CLI_OK, id;
     const char *arg;
     while (rc == CLI_OK && (id = cli_next(&p, &arg)) != CLI_OPT_END) {
@@ -128,6 +131,8 @@ int cmd_run(int argc, char **argv)
             json_out = true;
         else if (id == OPT_QUIET)
             quiet = true;
+        else if (id == OPT_PLOT)
+            plot = true;
         else if (cli_sim_opts_owns(id))
             rc = cli_sim_opts_handle(&so, id, arg);
         else if (cli_model_opts_owns(id))
@@ -137,6 +142,9 @@ int cmd_run(int argc, char **argv)
         rc = cli_error(CLI_USAGE, p.n_positional ? "kvsim run takes one TRACE, got %d"
                                                  : "kvsim run needs a TRACE file%.0d",
                        p.n_positional);
+    if (rc == CLI_OK && plot && !out_dir)
+        rc = cli_error(CLI_USAGE, "--plot needs --out DIR (the figures are drawn from the "
+                                  "files written there)");
     const char *trace_path = rc == CLI_OK ? p.positional[0] : NULL;
 
     cli_setup setup;
@@ -192,6 +200,8 @@ int cmd_run(int argc, char **argv)
                        (unsigned long long)res.unfinished);
     if (rc == CLI_OK && res.invariant_failed)
         rc = cli_error(CLI_RUNTIME, "pool invariants broken during the run (please report)");
+    if (rc == CLI_OK && plot)
+        rc = cli_plot_dir(out_dir, quiet || json_out);
     json_decref(summary);
     kv_out_abort(obs.out);
     kv_run_result_release(&res);

@@ -57,7 +57,7 @@ enum {
     OPT_FREE_ORDER,
     OPT_MAX_SEQS,
     OPT_PREEMPT,
-    /* --plot goes here (plot engineer): an OPT_PLOT flag, see the hook in cmd_sweep(). */
+    /* --plot goes here (plot engineer): an OPT_PLOT flag, see the hook in run_all(). */
 };
 
 /* Sweep's own table comes first, so its list options shadow the single-valued options of
@@ -490,9 +490,10 @@ static int run_all(sweep *s)
     char *csv = sweep_path(s->out, "sweep.csv");
     int rc = sweep_csv_write(csv, rows, s->n_cfg);
 
-    /* --plot hook (plot engineer): after sweep.csv is in place and before the table,
-     *     if (rc == CLI_OK && plot) rc = cli_plot_dir(s->out, s->quiet);
-     * cli_plot_dir renders the sweep charts from DIR/sweep.csv (DESIGN §8). */
+    /* --plot hook (plot engineer): after sweep.csv is in place, before the table —
+     *     if (rc == CLI_OK && s->plot) rc = cli_plot_dir(s->out, s->quiet);
+     * (cli_plot_dir, src/cli/cmd_plot.c, draws sweep_block_size / sweep_watermark from
+     * DIR/sweep.csv), plus an OPT_PLOT flag in the options table and a `bool plot`. */
 
     if (!s->quiet) {
         sweep_print_table(stdout, rows, s->n_cfg);

@@ -17,6 +17,8 @@ static const command commands[] = {
     {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
     {"sweep", cmd_sweep, "replay a trace under lists of knobs in parallel; write sweep.csv"},
     {"merge", cmd_merge, "rebuild sweep.csv from finished configuration directories"},
+    {"plan", cmd_plan, "SLO capacity search: the highest load (or smallest pool) within SLOs"},
+    {"plot", cmd_plot, "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)"},
     {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
 };
 

@@ -1,0 +1,67 @@
+/* plot: kvsim's figures, drawn by gnuplot from what an output directory holds (DESIGN §8).
+ *
+ * kv_plot_dir looks at a directory, decides which figures its files support, and runs the
+ * gnuplot scripts of plots/ on them, one gnuplot process per figure (fork/exec, no shell;
+ * every parameter a script needs travels as a gnuplot `-e` assignment).  Each figure is
+ * written as NAME.png (pngcairo) and NAME.svg, 1200×700, into the same directory, under
+ * temporary names renamed into place only after gnuplot succeeded.
+ *
+ *   a run    timeseries.csv + requests.csv + summary.json  → blocks, pressure, latency_cdf
+ *   a sweep  sweep.csv → sweep_block_size, sweep_watermark (each only when that knob takes
+ *            two or more values)
+ *   a plan   plan.csv (+ plan.json for the SLO thresholds) → plan_curve
+ *
+ * Where things are found:
+ *   scripts  $KVSIM_PLOTS if set (no fallback: a wrong override is an error); else the
+ *            source tree's plots/ compiled in (KVSIM_DATADIR); else plots/ next to the
+ *            executable, or ../share/kvsim/plots from it (an installed kvsim).
+ *   gnuplot  $KVSIM_GNUPLOT if set (a path, or a name searched in PATH), else "gnuplot"
+ *            searched in PATH.  Not finding it is KV_PLOT_NO_GNUPLOT, not an error: the
+ *            caller says so and carries on.
+ *
+ * The library prints nothing: results are return codes, a kv_plot_report and a kv_diag.
+ */
+#ifndef KVSIM_PLOT_H
+#define KVSIM_PLOT_H
+
+#include <stdbool.h>
+
+#include "kvsim/error.h"
+
+/* What a directory holds (kv_plot_detect's mask). */
+enum {
+    KV_PLOT_RUN = 1 << 0,   /* timeseries.csv, requests.csv and summary.json */
+    KV_PLOT_SWEEP = 1 << 1, /* sweep.csv */
+    KV_PLOT_PLAN = 1 << 2,  /* plan.csv */
+};
+
+/* kv_plot_dir's positive return: no gnuplot found, nothing written.  Not an error. */
+enum { KV_PLOT_NO_GNUPLOT = 1 };
+
+enum { KV_PLOT_MAX_FIGURES = 8 };
+
+typedef struct kv_plot_report {
+    unsigned kinds;                           /* KV_PLOT_* mask of what the directory holds */
+    int n_figures;                            /* figures written; each is NAME.png and NAME.svg */
+    const char *figures[KV_PLOT_MAX_FIGURES]; /* their NAMEs (static strings), in order */
+    char note[256]; /* why something found gave no figure ("sweep.csv varies neither
+                       block size nor watermark"), or "" */
+} kv_plot_report;
+
+/* The KV_PLOT_* mask for dir; 0 when it holds nothing plottable or is not a directory.
+ * Cannot fail. */
+unsigned kv_plot_detect(const char *dir);
+
+/* Draw every figure dir supports.  Returns 0 (figures listed in *rep; possibly none, with
+ * rep->note saying why), KV_PLOT_NO_GNUPLOT (nothing written), or a negative KV_E* with
+ * the diag set: -KV_ENOENT dir missing, not a directory, holding nothing plottable, or
+ * the scripts not found; -KV_EPARSE an input file malformed (summary.json, sweep.csv,
+ * plan.csv/plan.json); -KV_EIO gnuplot failed (its error in one line) or a file could not
+ * be renamed.  The figures are drawn concurrently; when one fails, the others that
+ * succeeded are kept (and listed in *rep), and no half-written figure is left behind. */
+int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag);
+
+/* The gnuplot kv_plot_dir would run, as a malloc'd path, or NULL if there is none. */
+char *kv_plot_find_gnuplot(void);
+
+#endif

@@ -1,0 +1,424 @@
+/* plan: SLO specs and the capacity search behind `kvsim plan` (see include/kvsim/plan.h).
+ *
+ * SLOs.  A spec is a comma list of KEY=VALUE.  Latency keys are <dist>_<stat> with dist in
+ * ttft, tpot, e2e, queue and stat in p50, p90, p95, p99, max, mean — exactly the figures
+ * of summary.json's latency_s object, which is where they are measured, so a plan's
+ * numbers are the numbers `kvsim run` prints for the same replay.  Their values need a
+ * unit (s, ms, us): a bare "2" could mean either.  Rates are fractions, "0.01" or "1%".
+ * reject_rate ≤ 0 is implied unless given, because latency percentiles cover finished
+ * requests only: a replay that rejects or strands requests must not look fast.
+ *
+ * Search.  The state is the list of probes; every proposal is a function of it:
+ *   E = the hardest probe that meets, H = the easiest failing probe harder than E.
+ *   - no probe yet: the start value;
+ *   - no E: step from the easiest probe towards the easy bound by `factor` (a failing
+ *     probe at the easy bound ends the search: no answer);
+ *   - E but no H: step from E towards the hard bound (E at the bound ends it: the answer
+ *     is the bound);
+ *   - E and H further apart than the tolerance: their geometric mean (bisection in log
+ *     space), rounded to a few significant digits so probe values read well;
+ *   - converged: once, the confirmation probe E·(1+confirm) on the hard side.  If it meets,
+ *     E moves there and the rules above continue from the new E.
+ * No probe lies strictly between E and H (it would be a harder meet than E or an easier
+ * failure than H), so the midpoint is always new, and expansion steps go past every probe
+ * made so far; the search therefore never repeats a value and ends after at most
+ * max_probes probes.  A replay is not guaranteed to be monotone in load or pool size: the
+ * answer is the hardest probe that met, every probe harder than it failed, and a failing
+ * probe easier than it is reported as non-monotone.
+ *
+ * Complexity: O(n) per proposal over n ≤ max_probes probes.  No I/O.
+ */
+#include "kvsim/plan.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+
+/* ---- SLO specs ---------------------------------------------------------------------- */
+
+static const char *const dists[] = {"ttft", "tpot", "e2e", "queue"};
+static const char *const stats[] = {"p50", "p90", "p95", "p99", "max", "mean"};
+#define N_DISTS (sizeof dists / sizeof dists[0])
+#define N_STATS (sizeof stats / sizeof stats[0])
+
+void kv_slo_set_init(kv_slo_set *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+/* 0 and the unit, or -1 for an unknown key. */
+static int classify(const char *key, kv_slo_unit *unit)
+{
+    if (strcmp(key, "preemption_rate") == 0 || strcmp(key, "reject_rate") == 0) {
+        *unit = KV_SLO_FRACTION;
+        return 0;
+    }
+    const char *us = strchr(key, '_');
+    if (!us)
+        return -1;
+    for (size_t d = 0; d < N_DISTS; d++) {
+        if (strlen(dists[d]) != (size_t)(us - key) || strncmp(key, dists[d], (size_t)(us - key)))
+            continue;
+        for (size_t t = 0; t < N_STATS; t++)
+            if (strcmp(us + 1, stats[t]) == 0) {
+                *unit = KV_SLO_SECONDS;
+                return 0;
+            }
+    }
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
+                       kv_diag *diag)
+{
+    if (!((*val >= '0' && *val <= '9') || *val == '.')) {
+        if (*val == '-')
+            return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+    }
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || !isfinite(v))
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+    if (unit == KV_SLO_SECONDS) {
+        double scale;
+        if (*end == '\0')
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "'%s': '%s' needs a time unit: s, ms or us (e.g. 2s, 100ms, "
+                               "250us)",
+                               key, val);
+        if (strcmp(end, "s") == 0)
+            scale = 1;
+        else if (strcmp(end, "ms") == 0)
+            scale = 1e-3;
+        else if (strcmp(end, "us") == 0)
+            scale = 1e-6;
+        else
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key, end, val);
+        if (!(v > 0))
+            return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a positive time (got '%s')", key,
+                               val);
+        *out = v * scale;
+        return 0;
+    }
+    if (strcmp(end, "%") == 0)
+        v /= 100;
+    else if (*end != '\0')
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a fraction (e.g. 0.01 or 1%%)", key,
+                           val);
+    if (strcmp(key, "reject_rate") == 0 && v > 1)
+        return kv_diag_set(diag, -KV_EINVAL, "'reject_rate' must be at most 1 (got '%s')", val);
+    *out = v;
+    return 0;
+}
+
+int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
+{
+    kv_slo_set next = *s;
+    char *copy = kv_xstrdup(spec);
+    int rc = 0;
+    if (*trim(copy) == '\0')
+        rc = kv_diag_set(diag, -KV_EINVAL, "empty SLO spec (KEY=VALUE,...; keys: %s)",
+                         KV_SLO_KEYS_HINT);
+    /* Split by hand rather than with strtok_r, which skips empty fields: an empty entry
+     * ("a=1,,b=2", a trailing comma) is a typo worth reporting. */
+    for (char *item = copy; rc == 0 && item;) {
+        char *comma = strchr(item, ',');
+        if (comma)
+            *comma = '\0';
+        item = trim(item);
+        char *eq = strchr(item, '=');
+        if (*item == '\0') {
+            rc = kv_diag_set(diag, -KV_EINVAL, "empty entry in '%s'", spec);
+            break;
+        }
+        if (!eq) {
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (keys: %s)", item,
+                             KV_SLO_KEYS_HINT);
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(item), *val = trim(eq + 1);
+        kv_slo_unit unit;
+        if (classify(key, &unit) != 0) {
+            rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", key,
+                             KV_SLO_KEYS_HINT);
+            break;
+        }
+        for (size_t i = 0; i < next.n && rc == 0; i++)
+            if (strcmp(next.slo[i].name, key) == 0)
+                rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is given twice", key);
+        if (rc == 0 && next.n == KV_SLO_MAX)
+            rc = kv_diag_set(diag, -KV_EINVAL, "at most %d SLOs", KV_SLO_MAX);
+        kv_slo *o = &next.slo[next.n];
+        if (rc == 0 && (rc = parse_value(key, unit, val, &o->limit, diag)) == 0) {
+            snprintf(o->name, sizeof o->name, "%s", key);
+            o->unit = unit;
+            o->implicit = false;
+            next.n++;
+        }
+        item = comma ? comma + 1 : NULL;
+    }
+    free(copy);
+    if (rc == 0)
+        *s = next;
+    return rc;
+}
+
+int kv_slo_finish(kv_slo_set *s, kv_diag *diag)
+{
+    if (s->n == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "no SLO given (keys: %s)", KV_SLO_KEYS_HINT);
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->slo[i].name, "reject_rate") == 0)
+            return 0;
+    if (s->n == KV_SLO_MAX)
+        return kv_diag_set(diag, -KV_EINVAL, "at most %d SLOs", KV_SLO_MAX - 1);
+    kv_slo *o = &s->slo[s->n++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "reject_rate");
+    o->unit = KV_SLO_FRACTION;
+    o->limit = 0;
+    o->implicit = true;
+    return 0;
+}
+
+static double num_at(const json_t *o, const char *k1, const char *k2, const char *k3)
+{
+    const json_t *v = json_object_get(o, k1);
+    if (k2)
+        v = json_object_get(v, k2);
+    if (k3)
+        v = json_object_get(v, k3);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+double kv_slo_measure(const kv_slo *slo, const json_t *summary)
+{
+    double total = num_at(summary, "requests", "total", NULL);
+    if (strcmp(slo->name, "preemption_rate") == 0)
+        return num_at(summary, "preemptions", NULL, NULL) / total;
+    if (strcmp(slo->name, "reject_rate") == 0)
+        return (num_at(summary, "requests", "rejected", NULL) +
+                num_at(summary, "requests", "unfinished", NULL)) /
+               total;
+    if (!(num_at(summary, "requests", "finished", NULL) > 0))
+        return NAN;
+    char dist[24];
+    snprintf(dist, sizeof dist, "%s", slo->name);
+    char *us = strchr(dist, '_');
+    assert(us);
+    *us = '\0';
+    return num_at(summary, "latency_s", dist, us + 1);
+}
+
+bool kv_slo_met(const kv_slo *slo, double value)
+{
+    return value <= slo->limit; /* false for NAN */
+}
+
+double kv_slo_ratio(const kv_slo *slo, double value)
+{
+    if (isnan(value))
+        return INFINITY;
+    if (slo->limit == 0)
+        return value > 0 ? INFINITY : 0;
+    return value / slo->limit;
+}
+
+void kv_slo_key(const kv_slo *slo, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s", slo->name, slo->unit == KV_SLO_SECONDS ? "_s" : "");
+}
+
+/* ---- the search --------------------------------------------------------------------- */
+
+static const char *const status_names[] = {
+    [KV_SEARCH_FOUND] = "found",
+    [KV_SEARCH_NONE] = "none",
+    [KV_SEARCH_BOUND] = "bound",
+    [KV_SEARCH_PROBE_LIMIT] = "probe_limit",
+};
+
+const char *kv_search_status_name(kv_search_status s)
+{
+    return status_names[s];
+}
+
+double kv_round_sig(double x, int digits)
+{
+    if (x == 0 || !isfinite(x))
+        return x;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*e", digits - 1, x);
+    return strtod(buf, NULL);
+}
+
+void kv_search_init(kv_search *s, const kv_search_config *cfg)
+{
+    assert(cfg->min > 0 && cfg->min < cfg->max && cfg->factor > 1);
+    assert(cfg->tolerance >= 0 && cfg->confirm >= 0 && cfg->max_probes >= 1);
+    memset(s, 0, sizeof *s);
+    s->cfg = *cfg;
+    /* Two digits finer than the tolerance, so rounding never stalls the bisection. */
+    int d = cfg->tolerance > 0 ? (int)ceil(-log10(cfg->tolerance)) + 2 : 15;
+    s->sig_digits = d < 4 ? 4 : d > 15 ? 15 : d;
+}
+
+void kv_search_release(kv_search *s)
+{
+    free(s->pts);
+    memset(s, 0, sizeof *s);
+}
+
+void kv_search_record(kv_search *s, double x, bool meets)
+{
+    kv_grow((void **)&s->pts, &s->cap, s->n + 1, sizeof *s->pts);
+    s->pts[s->n++] = (kv_search_point){x, meets};
+}
+
+/* a is harder than b */
+static bool harder(const kv_search *s, double a, double b)
+{
+    return s->cfg.harder_up ? a > b : a < b;
+}
+
+static double hard_bound(const kv_search *s)
+{
+    return s->cfg.harder_up ? s->cfg.max : s->cfg.min;
+}
+
+static double easy_bound(const kv_search *s)
+{
+    return s->cfg.harder_up ? s->cfg.min : s->cfg.max;
+}
+
+/* A proposal as it will be probed: whole or rounded, inside the bounds. */
+static double tidy(const kv_search *s, double x)
+{
+    x = s->cfg.integer ? floor(x + 0.5) : kv_round_sig(x, s->sig_digits);
+    return x < s->cfg.min ? s->cfg.min : x > s->cfg.max ? s->cfg.max : x;
+}
+
+/* x moved by ratio f ≥ 1 towards the hard (or easy) side. */
+static double toward(const kv_search *s, double x, double f, bool hard)
+{
+    return tidy(s, hard == s->cfg.harder_up ? x * f : x / f);
+}
+
+static long find(const kv_search *s, double x)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->pts[i].x == x)
+            return (long)i;
+    return -1;
+}
+
+typedef struct bracket {
+    long e, h, f; /* hardest meet, easiest harder failure, easiest probe; -1 = none */
+} bracket;
+
+static bracket get_bracket(const kv_search *s)
+{
+    bracket b = {-1, -1, -1};
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->pts[i].meets && (b.e < 0 || harder(s, s->pts[i].x, s->pts[b.e].x)))
+            b.e = (long)i;
+        if (b.f < 0 || harder(s, s->pts[b.f].x, s->pts[i].x))
+            b.f = (long)i;
+    }
+    if (b.e >= 0)
+        for (size_t i = 0; i < s->n; i++)
+            if (!s->pts[i].meets && harder(s, s->pts[i].x, s->pts[b.e].x) &&
+                (b.h < 0 || harder(s, s->pts[b.h].x, s->pts[i].x)))
+                b.h = (long)i;
+    return b;
+}
+
+/* Whether the bracket [E, H] is as tight as it gets; else *mid is the bisection probe. */
+static bool converged(const kv_search *s, double e, double h, double *mid)
+{
+    double lo = e < h ? e : h, hi = e < h ? h : e;
+    if (hi <= lo * (1 + s->cfg.tolerance))
+        return true;
+    double m = tidy(s, sqrt(lo) * sqrt(hi));
+    *mid = m;
+    return !(m > lo && m < hi);
+}
+
+static double confirm_value(const kv_search *s, double e)
+{
+    return toward(s, e, 1 + s->cfg.confirm, true);
+}
+
+bool kv_search_next(const kv_search *s, double *x)
+{
+    const kv_search_config *c = &s->cfg;
+    if (s->n >= c->max_probes)
+        return false;
+    if (s->n == 0) {
+        *x = tidy(s, c->start);
+        return true;
+    }
+    bracket b = get_bracket(s);
+    if (b.e < 0) {
+        double f = s->pts[b.f].x;
+        *x = toward(s, f, c->factor, false);
+        return harder(s, f, *x);
+    }
+    double e = s->pts[b.e].x;
+    if (b.h < 0) {
+        *x = toward(s, e, c->factor, true);
+        return harder(s, *x, e);
+    }
+    if (!converged(s, e, s->pts[b.h].x, x))
+        return true;
+    if (c->confirm > 0) {
+        *x = confirm_value(s, e);
+        return harder(s, *x, e) && find(s, *x) < 0;
+    }
+    return false;
+}
+
+void kv_search_result_get(const kv_search *s, kv_search_result *r)
+{
+    bracket b = get_bracket(s);
+    memset(r, 0, sizeof *r);
+    r->answer = b.e;
+    r->next = b.e >= 0 ? b.h : b.f;
+    r->confirm = -1;
+    r->status = KV_SEARCH_PROBE_LIMIT;
+    if (b.e < 0) {
+        if (b.f >= 0 && s->pts[b.f].x == easy_bound(s))
+            r->status = KV_SEARCH_NONE;
+        return;
+    }
+    double e = s->pts[b.e].x, mid;
+    if (b.h < 0 && e == hard_bound(s))
+        r->status = KV_SEARCH_BOUND;
+    else if (b.h >= 0 && converged(s, e, s->pts[b.h].x, &mid))
+        r->status = KV_SEARCH_FOUND;
+    if (s->cfg.confirm > 0) {
+        double cv = confirm_value(s, e);
+        if (harder(s, cv, e))
+            r->confirm = find(s, cv);
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->pts[i].meets && harder(s, e, s->pts[i].x))
+            r->non_monotone = true;
+}

@@ -1,0 +1,437 @@
+/* plot: find the gnuplot scripts and gnuplot, run one gnuplot per figure, and move the
+ * finished files into place (see include/kvsim/plot.h for what is drawn from what).
+ *
+ * Process.  gnuplot runs through fork + execv, never a shell: argv is
+ *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
+ * with stdin and stdout on /dev/null and stderr on a pipe.  The figures of a directory
+ * are independent, so their gnuplots run at once (at most KV_PLOT_MAX_FIGURES processes:
+ * a long run's figures each make one pass over timeseries.csv, seconds for 300,000
+ * rows) and their stderr pipes are drained together with poll.  gnuplot prints warnings
+ * on stderr even when it succeeds, so stderr only matters when the exit status is not 0:
+ * then its last meaningful line (gnuplot ends with '"script" line N: what went wrong')
+ * becomes the one-line diagnostic.  Only the last STDERR_KEEP bytes are kept.
+ *
+ * Atomicity.  Each script writes NAME.png<suffix> and NAME.svg<suffix> with suffix
+ * ".tmp-<pid>"; after gnuplot exits 0 both are renamed to NAME.png and NAME.svg (rename(2)
+ * in one directory is atomic).  On any failure the temporaries are unlinked, so a reader
+ * never sees a half-drawn figure under its final name.
+ *
+ * Out of scope: parsing the inputs (plot_vars.c), printing (src/cli).
+ */
+#include "kvsim/plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kvsim/mem.h"
+#include "plot_internal.h"
+
+#ifndef KVSIM_DATADIR
+#define KVSIM_DATADIR ""
+#endif
+
+enum { STDERR_KEEP = 8192 }; /* > the 4096-byte read chunk */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char *kv__path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = kv_xmalloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static bool has_file(const char *dir, const char *name)
+{
+    char *p = kv__path_join(dir, name);
+    bool ok = is_file(p);
+    free(p);
+    return ok;
+}
+
+unsigned kv_plot_detect(const char *dir)
+{
+    if (!is_dir(dir))
+        return 0;
+    unsigned m = 0;
+    if (has_file(dir, "timeseries.csv") && has_file(dir, "requests.csv") &&
+        has_file(dir, "summary.json"))
+        m |= KV_PLOT_RUN;
+    if (has_file(dir, "sweep.csv"))
+        m |= KV_PLOT_SWEEP;
+    if (has_file(dir, "plan.csv"))
+        m |= KV_PLOT_PLAN;
+    return m;
+}
+
+/* ---- finding things ------------------------------------------------------------------ */
+
+/* A scripts directory is one holding common.gp. */
+static bool is_plots_dir(const char *dir)
+{
+    return dir && *dir && has_file(dir, "common.gp");
+}
+
+/* The plots directory as a malloc'd path: 0, or -KV_ENOENT with the diag set. */
+static int find_scripts(char **out, kv_diag *diag)
+{
+    *out = NULL;
+    const char *env = getenv("KVSIM_PLOTS");
+    if (env && *env) {
+        if (!is_plots_dir(env))
+            return kv_diag_set(diag, -KV_ENOENT,
+                               "KVSIM_PLOTS='%s' is not a kvsim plots directory (no common.gp)",
+                               env);
+        *out = kv_xstrdup(env);
+        return 0;
+    }
+    if (*KVSIM_DATADIR) {
+        char *p = kv__path_join(KVSIM_DATADIR, "plots");
+        if (is_plots_dir(p)) {
+            *out = p;
+            return 0;
+        }
+        free(p);
+    }
+    /* Next to the executable: a relocated build tree, or an install prefix. */
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        static const char *const rel[] = {"plots", "../plots", "../share/kvsim/plots"};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char *p = kv__path_join(exe, rel[i]);
+            if (is_plots_dir(p)) {
+                *out = p;
+                return 0;
+            }
+            free(p);
+        }
+    }
+    return kv_diag_set(diag, -KV_ENOENT,
+                       "cannot find the gnuplot scripts (plots/common.gp); set KVSIM_PLOTS to "
+                       "the plots directory");
+}
+
+static char *search_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    const char *p = path;
+    while (*p) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > 0) {
+            char *dir = kv_xmalloc(len + 1);
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            char *cand = kv__path_join(dir, name);
+            free(dir);
+            if (is_file(cand) && access(cand, X_OK) == 0)
+                return cand;
+            free(cand);
+        }
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return NULL;
+}
+
+char *kv_plot_find_gnuplot(void)
+{
+    const char *env = getenv("KVSIM_GNUPLOT");
+    const char *name = env && *env ? env : "gnuplot";
+    if (strchr(name, '/'))
+        return is_file(name) && access(name, X_OK) == 0 ? kv_xstrdup(name) : NULL;
+    return search_path(name);
+}
+
+/* ---- running gnuplot ----------------------------------------------------------------- */
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The last line of gnuplot's stderr that says something (not blank, not the caret line
+ * under the failing command), trimmed, into msg. */
+static void summarise_stderr(const char *buf, size_t len, char *msg, size_t n)
+{
+    msg[0] = '\0';
+    size_t end = len;
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && buf[start - 1] != '\n')
+            start--;
+        size_t a = start, b = end;
+        while (a < b && is_blank(buf[a]))
+            a++;
+        while (b > a && is_blank(buf[b - 1]))
+            b--;
+        bool caret_only = true;
+        for (size_t i = a; i < b; i++)
+            caret_only &= buf[i] == '^' || buf[i] == ' ';
+        if (b > a && !caret_only) {
+            size_t k = b - a < n - 1 ? b - a : n - 1;
+            memcpy(msg, buf + a, k);
+            msg[k] = '\0';
+            return;
+        }
+        end = start > 0 ? start - 1 : 0;
+    }
+}
+
+/* One gnuplot process drawing one figure. */
+typedef struct child {
+    const kv__fig *fig;
+    pid_t pid; /* 0 when it never started */
+    int fd;    /* read end of its stderr; -1 once at end of file */
+    char *err; /* the last STDERR_KEEP bytes of its stderr */
+    size_t len;
+    char *tmp[2]; /* NAME.png / NAME.svg with the temp suffix */
+    char *final[2];
+} child;
+
+static const char *const exts[] = {"png", "svg"};
+
+/* dir/NAME.EXT + suffix, malloc'd. */
+static char *figure_path(const char *dir, const char *name, const char *ext, const char *suffix)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(ext) + strlen(suffix) + 3;
+    char *p = kv_xmalloc(n);
+    snprintf(p, n, "%s/%s.%s%s", dir, name, ext, suffix);
+    return p;
+}
+
+/* Start gnuplot on plots/<fig>.gp with the common and the figure's variables.  0, or
+ * -KV_E* with the diag set (c->pid stays 0). */
+static int spawn(child *c, const char *gnuplot, const char *plots, const char *dir, kv_diag *diag)
+{
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
+    for (int i = 0; i < 2; i++) {
+        c->tmp[i] = figure_path(dir, c->fig->name, exts[i], suffix);
+        c->final[i] = figure_path(dir, c->fig->name, exts[i], "");
+    }
+    char script_name[64];
+    snprintf(script_name, sizeof script_name, "%s.gp", c->fig->name);
+    char *script = kv__path_join(plots, script_name);
+    if (!is_file(script)) {
+        int rc = kv_diag_set(diag, -KV_ENOENT, "no gnuplot script '%s'", script);
+        free(script);
+        return rc;
+    }
+    kv__gpvars vars = {NULL, 0, 0};
+    kv__gpvars_str(&vars, "dir", dir);
+    kv__gpvars_str(&vars, "outdir", dir);
+    kv__gpvars_str(&vars, "plots", plots);
+    kv__gpvars_str(&vars, "suffix", suffix);
+    if (c->fig->vars.s)
+        kv__gpvars_append(&vars, c->fig->vars.s);
+
+    int rc = 0, err_pipe[2];
+    if (pipe(err_pipe) != 0) {
+        rc = kv_diag_set(diag, -KV_EIO, "cannot run gnuplot: pipe: %s", strerror(errno));
+    } else {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            int null_fd = open("/dev/null", O_RDWR);
+            if (null_fd >= 0) {
+                dup2(null_fd, 0);
+                dup2(null_fd, 1);
+            }
+            dup2(err_pipe[1], 2);
+            close(err_pipe[0]);
+            close(err_pipe[1]);
+            char *argv[] = {(char *)"gnuplot", (char *)"-e", vars.s, script, NULL};
+            execv(gnuplot, argv);
+            /* Only async-signal-safe calls after a failed exec in the child. */
+            static const char msg[] = "cannot execute gnuplot\n";
+            ssize_t w = write(2, msg, sizeof msg - 1);
+            (void)w;
+            _exit(127);
+        }
+        close(err_pipe[1]);
+        if (pid < 0) {
+            rc = kv_diag_set(diag, -KV_EIO, "cannot run gnuplot: fork: %s", strerror(errno));
+            close(err_pipe[0]);
+        } else {
+            c->pid = pid;
+            c->fd = err_pipe[0];
+            c->err = kv_xmalloc(STDERR_KEEP);
+        }
+    }
+    kv__gpvars_release(&vars);
+    free(script);
+    return rc;
+}
+
+/* Read every child's stderr until each reaches end of file (all at once, with poll, so
+ * no gnuplot blocks on a full pipe while another is being read). */
+static void drain(child *cs, int n)
+{
+    struct pollfd pfd[KV_PLOT_MAX_FIGURES];
+    for (;;) {
+        int open_fds = 0;
+        for (int i = 0; i < n; i++) {
+            pfd[i].fd = cs[i].pid ? cs[i].fd : -1; /* poll ignores negative fds */
+            pfd[i].events = POLLIN;
+            pfd[i].revents = 0;
+            open_fds += pfd[i].fd >= 0;
+        }
+        if (open_fds == 0)
+            return;
+        if (poll(pfd, (nfds_t)n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* cannot happen with valid fds; the waits below still reap */
+        }
+        for (int i = 0; i < n; i++) {
+            if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            child *c = &cs[i];
+            char chunk[4096];
+            ssize_t r = read(c->fd, chunk, sizeof chunk);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                close(c->fd);
+                c->fd = -1;
+                continue;
+            }
+            size_t k = (size_t)r; /* ≤ sizeof chunk < STDERR_KEEP: keep the tail */
+            if (c->len + k > STDERR_KEEP) {
+                size_t drop = c->len + k - STDERR_KEEP;
+                memmove(c->err, c->err + drop, c->len - drop);
+                c->len -= drop;
+            }
+            memcpy(c->err + c->len, chunk, k);
+            c->len += k;
+        }
+    }
+}
+
+/* Reap the child and move its figure into place (or remove its temporaries).  Returns 0,
+ * or -KV_EIO with the diag naming the figure and gnuplot's complaint. */
+static int finish(child *c, kv_diag *diag)
+{
+    int rc = 0, status = 0;
+    if (c->pid) {
+        while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFSIGNALED(status)) {
+            rc = kv_diag_set(diag, -KV_EIO, "gnuplot was killed by signal %d drawing '%s'",
+                             WTERMSIG(status), c->fig->name);
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char msg[300];
+            summarise_stderr(c->err, c->len, msg, sizeof msg);
+            rc = kv_diag_set(diag, -KV_EIO, "gnuplot failed drawing '%s' (exit %d): %s",
+                             c->fig->name, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                             *msg ? msg : "no message");
+        }
+        for (int i = 0; rc == 0 && i < 2; i++)
+            if (!is_file(c->tmp[i]))
+                rc = kv_diag_set(diag, -KV_EIO, "gnuplot did not write '%s'", c->tmp[i]);
+        for (int i = 0; rc == 0 && i < 2; i++)
+            if (rename(c->tmp[i], c->final[i]) != 0)
+                rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", c->tmp[i],
+                                 strerror(errno));
+    }
+    for (int i = 0; i < 2; i++) {
+        if (c->tmp[i])
+            unlink(c->tmp[i]); /* no-op after a successful rename */
+        free(c->tmp[i]);
+        free(c->final[i]);
+    }
+    free(c->err);
+    return rc;
+}
+
+/* ---- kv_plot_dir --------------------------------------------------------------------- */
+
+int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag)
+{
+    memset(rep, 0, sizeof *rep);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return kv_diag_set(diag, -KV_ENOENT, "cannot open directory '%s': %s", dir,
+                           strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return kv_diag_set(diag, -KV_ENOENT, "'%s' is not a directory", dir);
+    rep->kinds = kv_plot_detect(dir);
+    if (!rep->kinds)
+        return kv_diag_set(diag, -KV_ENOENT,
+                           "nothing to plot in '%s' (no timeseries.csv + requests.csv + "
+                           "summary.json of a run, no sweep.csv, no plan.csv)",
+                           dir);
+    char *gnuplot = kv_plot_find_gnuplot();
+    if (!gnuplot)
+        return KV_PLOT_NO_GNUPLOT;
+    char *plots = NULL;
+    int rc = find_scripts(&plots, diag);
+
+    kv__figlist figs;
+    memset(&figs, 0, sizeof figs);
+    char note[2][sizeof rep->note / 2] = {"", ""};
+    if (rc == 0 && (rep->kinds & KV_PLOT_RUN))
+        rc = kv__plot_run_figs(dir, &figs, diag);
+    if (rc == 0 && (rep->kinds & KV_PLOT_SWEEP))
+        rc = kv__plot_sweep_figs(dir, &figs, note[0], sizeof note[0], diag);
+    if (rc == 0 && (rep->kinds & KV_PLOT_PLAN))
+        rc = kv__plot_plan_figs(dir, &figs, note[1], sizeof note[1], diag);
+    snprintf(rep->note, sizeof rep->note, "%s%s%s", note[0], *note[0] && *note[1] ? "; " : "",
+             note[1]);
+
+    /* Every figure's gnuplot runs at once (each reads its own inputs and writes its own
+     * files); the first failure in figure order is the one reported. */
+    child cs[KV_PLOT_MAX_FIGURES];
+    memset(cs, 0, sizeof cs);
+    int started = 0;
+    for (int i = 0; rc == 0 && i < figs.n; i++, started++) {
+        cs[i].fig = &figs.f[i];
+        cs[i].fd = -1;
+        rc = spawn(&cs[i], gnuplot, plots, dir, diag);
+    }
+    drain(cs, started);
+    for (int i = 0; i < started; i++) {
+        kv_diag d;
+        int r = finish(&cs[i], &d);
+        if (r == 0 && cs[i].pid)
+            rep->figures[rep->n_figures++] = figs.f[i].name;
+        else if (r != 0 && rc == 0) {
+            rc = r;
+            if (diag)
+                *diag = d;
+        }
+    }
+    kv__figlist_release(&figs);
+    free(plots);
+    free(gnuplot);
+    return rc;
+}

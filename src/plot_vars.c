@@ -1,0 +1,586 @@
+/* plot_vars: read what a directory holds into the variables each gnuplot script is given.
+ *
+ * gnuplot reads the CSV files itself; what it cannot do is read JSON, or decide how a
+ * sweep's rows group into lines.  So this file passes:
+ *   run    from summary.json: the title (trace, model, GPU, block size, pool, watermark),
+ *          usable blocks N−1 and watermark blocks W, totals, the P50/P95/P99 latencies,
+ *          the simulated time (for the bin width); from timeseries.csv its row count, so
+ *          long runs are thinned to about THIN_TARGET groups of rows, each drawn as its
+ *          first, lowest, highest and last value (M4; plots/common.gp).
+ *   sweep  per chart (x = block_size or watermark): which line group each row belongs to
+ *          (rowgroup), the groups' legend text, the swept values for the tics, and what
+ *          every configuration has in common for the title.  A group is the set of rows
+ *          agreeing on every other knob column; num_blocks and kv_budget_bytes are left
+ *          out of the key when one of them is derived from the block size (a fixed budget
+ *          gives fewer, bigger blocks; fixed blocks give a bigger budget), found by trying
+ *          the key without them until some group holds two x values.
+ *   plan   the SLO thresholds (plan.json "slo"), the answer (the highest load whose row
+ *          has meets_slo true) and its arrival rate.
+ *
+ * sweep.csv and plan.csv are read by plot_table.c.  Group finding is O(rows² · knobs),
+ * fine for a row per configuration.
+ */
+#include <assert.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+#include "plot_internal.h"
+
+enum { THIN_TARGET = 1000 };
+
+/* ---- gnuplot variables --------------------------------------------------------------- */
+
+static void append(kv__gpvars *v, const char *s, size_t n)
+{
+    void *p = v->s;
+    kv_grow(&p, &v->cap, v->len + n + 1, 1);
+    v->s = p;
+    memcpy(v->s + v->len, s, n);
+    v->len += n;
+    v->s[v->len] = '\0';
+}
+
+static void append_str(kv__gpvars *v, const char *s)
+{
+    append(v, s, strlen(s));
+}
+
+void kv__gpvars_append(kv__gpvars *v, const char *text)
+{
+    append_str(v, text);
+}
+
+void kv__gpvars_num(kv__gpvars *v, const char *name, double x)
+{
+    if (!isfinite(x))
+        return;
+    char buf[128];
+    /* %.17g may print "1e+20": valid gnuplot.  Integers stay integers ("28180"). */
+    snprintf(buf, sizeof buf, "%s = %.17g; ", name, x);
+    append_str(v, buf);
+}
+
+void kv__gpvars_str(kv__gpvars *v, const char *name, const char *text)
+{
+    append_str(v, name);
+    append_str(v, " = '");
+    for (const char *p = text; *p; p++) {
+        if (*p == '\'')
+            append(v, "''", 2);
+        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            append(v, " ", 1);
+        else
+            append(v, p, 1);
+    }
+    append_str(v, "'; ");
+}
+
+void kv__gpvars_release(kv__gpvars *v)
+{
+    free(v->s);
+    v->s = NULL;
+    v->len = v->cap = 0;
+}
+
+kv__fig *kv__figlist_add(kv__figlist *l, const char *name)
+{
+    assert(l->n < KV_PLOT_MAX_FIGURES); /* the kinds add 3 + 2 + 1 figures at most */
+    kv__fig *f = &l->f[l->n++];
+    f->name = name;
+    memset(&f->vars, 0, sizeof f->vars);
+    return f;
+}
+
+void kv__figlist_release(kv__figlist *l)
+{
+    for (int i = 0; i < l->n; i++)
+        kv__gpvars_release(&l->f[i].vars);
+    l->n = 0;
+}
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* 28181 → "28,181". */
+static void with_commas(char *out, size_t n, double x)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", fabs(x));
+    size_t len = strlen(digits), o = 0;
+    if (x < 0 && o + 1 < n)
+        out[o++] = '-';
+    for (size_t i = 0; i < len && o + 1 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0 && o + 1 < n)
+            out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+}
+
+/* Append "sep" then printf text to a fixed buffer, truncating. */
+static void add_part(char *buf, size_t n, const char *sep, const char *text)
+{
+    size_t len = strlen(buf);
+    snprintf(buf + len, n - len, "%s%s", len ? sep : "", text);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static int load_json(const char *dir, const char *name, json_t **out, kv_diag *diag)
+{
+    char *path = kv__path_join(dir, name);
+    json_error_t e;
+    *out = json_load_file(path, 0, &e);
+    int rc = 0;
+    if (!*out)
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s:%d:%d: %s", path, e.line, e.column, e.text);
+    else if (!json_is_object(*out)) {
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s: not a JSON object", path);
+        json_decref(*out);
+        *out = NULL;
+    }
+    free(path);
+    return rc;
+}
+
+/* root.a.b.c as a number, NAN when absent or not a number. */
+static double jnum(const json_t *root, const char *path)
+{
+    char key[64];
+    const json_t *v = root;
+    const char *p = path;
+    while (v && *p) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof key)
+            return NAN;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        v = json_is_object(v) ? json_object_get(v, key) : NULL;
+        p += n + (p[n] == '.');
+    }
+    return v && json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *jstr(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* ---- a run --------------------------------------------------------------------------- */
+
+/* Data rows of a CSV with a header: newlines, less the header's, plus an unterminated
+ * last line. */
+static int count_rows(const char *path, double *rows, kv_diag *diag)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kv_diag_set(diag, -KV_EIO, "cannot open '%s'", path);
+    char buf[65536];
+    size_t n;
+    uint64_t lines = 0;
+    char last = '\n';
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+        last = buf[n - 1];
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
+    if (last != '\n')
+        lines++;
+    *rows = lines > 0 ? (double)(lines - 1) : 0;
+    return 0;
+}
+
+int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
+{
+    json_t *s;
+    int rc = load_json(dir, "summary.json", &s, diag);
+    if (rc != 0)
+        return rc;
+    double rows = 0;
+    char *ts = kv__path_join(dir, "timeseries.csv");
+    rc = count_rows(ts, &rows, diag);
+    free(ts);
+    if (rc != 0) {
+        json_decref(s);
+        return rc;
+    }
+    const json_t *cfg = json_object_get(s, "config");
+
+    /* "trace · model on GPU TPn · block B tokens · N blocks · watermark W" */
+    char title[512] = "", part[160], num[32];
+    const char *trace = jstr(cfg, "trace"), *model = jstr(cfg, "model"), *gpu = jstr(cfg, "gpu");
+    if (trace)
+        add_part(title, sizeof title, " · ", base_name(trace));
+    if (model) {
+        double tp = jnum(cfg, "tp"), pp = jnum(cfg, "pp");
+        snprintf(part, sizeof part, "%s%s%s", model, gpu ? " on " : "", gpu ? gpu : "");
+        if (tp > 1 || pp > 1) {
+            size_t l = strlen(part);
+            snprintf(part + l, sizeof part - l, " TP%g PP%g", tp, pp);
+        }
+        add_part(title, sizeof title, " · ", part);
+    }
+    double bs = jnum(cfg, "block_size"), nb = jnum(s, "blocks.num_blocks");
+    double wm = jnum(cfg, "watermark");
+    if (isfinite(bs)) {
+        snprintf(part, sizeof part, "block %g tokens", bs);
+        add_part(title, sizeof title, " · ", part);
+    }
+    if (isfinite(nb)) {
+        with_commas(num, sizeof num, nb);
+        snprintf(part, sizeof part, "%s blocks", num);
+        add_part(title, sizeof title, " · ", part);
+    }
+    if (isfinite(wm)) {
+        snprintf(part, sizeof part, "watermark %g", wm);
+        add_part(title, sizeof title, " · ", part);
+    }
+    if (!*title)
+        add_part(title, sizeof title, "", dir);
+    double every = rows > THIN_TARGET ? ceil(rows / THIN_TARGET) : 1;
+
+    kv__fig *f = kv__figlist_add(out, "blocks");
+    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_num(&f->vars, "nrows", rows);
+    kv__gpvars_num(&f->vars, "every_n", every);
+    kv__gpvars_num(&f->vars, "usable", jnum(s, "blocks.usable"));
+    kv__gpvars_num(&f->vars, "wm_blocks", jnum(s, "watermark.blocks"));
+    if (isfinite(wm)) {
+        snprintf(part, sizeof part, "%g", wm);
+        kv__gpvars_str(&f->vars, "wm_label", part);
+    }
+
+    f = kv__figlist_add(out, "pressure");
+    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_num(&f->vars, "nrows", rows);
+    kv__gpvars_num(&f->vars, "every_n", every);
+    double t_end = jnum(s, "sim_time_s");
+    kv__gpvars_num(&f->vars, "t_end", t_end > 0 ? t_end : NAN);
+    kv__gpvars_num(&f->vars, "n_preempt", jnum(s, "preemptions"));
+    kv__gpvars_num(&f->vars, "n_defer", jnum(s, "watermark.deferrals"));
+    if (isfinite(wm)) {
+        snprintf(part, sizeof part, "%g", wm);
+        kv__gpvars_str(&f->vars, "wm_label", part);
+    }
+
+    f = kv__figlist_add(out, "latency_cdf");
+    kv__gpvars_str(&f->vars, "title_info", title);
+    double finished = jnum(s, "requests.finished");
+    kv__gpvars_num(&f->vars, "n_finished", isfinite(finished) ? finished : 1);
+    kv__gpvars_num(&f->vars, "n_total", jnum(s, "requests.total"));
+    static const char *const lat[] = {"ttft", "tpot"}, *const pct[] = {"p50", "p95", "p99"};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) {
+            char path[64], var[32];
+            snprintf(path, sizeof path, "latency_s.%s.%s", lat[i], pct[j]);
+            snprintf(var, sizeof var, "%s_%s", lat[i], pct[j]);
+            double x = jnum(s, path);
+            kv__gpvars_num(&f->vars, var, x > 0 ? x : NAN);
+        }
+    json_decref(s);
+    return 0;
+}
+
+/* ---- a sweep ------------------------------------------------------------------------- */
+
+/* The knob columns of sweep.csv, and how a value reads in a legend or title. */
+typedef struct knob {
+    const char *col;
+    const char *label;
+} knob;
+
+static const knob knobs[] = {
+    {"block_size", "block"},    {"num_blocks", "blocks"},     {"kv_budget_bytes", "KV"},
+    {"watermark", "watermark"}, {"free_order", "free-order"}, {"max_seqs", "max-seqs"},
+    {"preempt", "preempt"},
+};
+enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
+
+static void knob_text(const knob *k, const char *value, char *out, size_t n)
+{
+    double x;
+    char num[32];
+    if (strcmp(k->col, "num_blocks") == 0 && kv__parse_num(value, &x)) {
+        with_commas(num, sizeof num, x);
+        snprintf(out, n, "%s blocks", num);
+    } else if (strcmp(k->col, "kv_budget_bytes") == 0 && kv__parse_num(value, &x)) {
+        snprintf(out, n, "KV %.4g GiB", x / (1024.0 * 1024.0 * 1024.0));
+    } else {
+        snprintf(out, n, "%s %s", k->label, value);
+    }
+}
+
+/* Group rows by the knob columns in key[] (n_key of them): group[r] for each row,
+ * representative row rep[g] of each group; returns the group count. */
+static size_t group_rows(const kv__table *t, const int *key, size_t n_key, size_t *group,
+                         size_t *rep)
+{
+    size_t n_groups = 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        size_t g = 0;
+        for (; g < n_groups; g++) {
+            size_t k = 0;
+            while (k < n_key && kv__same_value(kv__cell(t, rep[g], key[k]), kv__cell(t, r, key[k])))
+                k++;
+            if (k == n_key)
+                break;
+        }
+        if (g == n_groups)
+            rep[n_groups++] = r;
+        group[r] = g;
+    }
+    return n_groups;
+}
+
+/* Most distinct x values in any one group. */
+static size_t max_x_per_group(const kv__table *t, int xcol, const size_t *group, size_t n_groups)
+{
+    size_t best = 0;
+    for (size_t g = 0; g < n_groups; g++) {
+        size_t n = 0;
+        for (size_t r = 0; r < t->n_rows; r++) {
+            if (group[r] != g)
+                continue;
+            size_t q = 0;
+            while (q < r &&
+                   !(group[q] == g && kv__same_value(kv__cell(t, q, xcol), kv__cell(t, r, xcol))))
+                q++;
+            n += q == r;
+        }
+        best = n > best ? n : best;
+    }
+    return best;
+}
+
+/* Whether column c is a function of column by (equal by-values, equal c-values). */
+static bool follows(const kv__table *t, int c, int by)
+{
+    for (size_t r = 0; r < t->n_rows; r++)
+        for (size_t q = 0; q < r; q++)
+            if (kv__same_value(kv__cell(t, q, by), kv__cell(t, r, by)) &&
+                !kv__same_value(kv__cell(t, q, c), kv__cell(t, r, c)))
+                return false;
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One chart against knob x: variables into fig.  0 or -KV_EPARSE (x not numeric). */
+static int sweep_chart(const kv__table *t, int x, kv__fig *fig, kv_diag *diag)
+{
+    int xcol = kv__col_of(t, knobs[x].col);
+    double *xs = kv_xmalloc(t->n_rows * sizeof *xs);
+    for (size_t r = 0; r < t->n_rows; r++)
+        if (!kv__parse_num(kv__cell(t, r, xcol), &xs[r])) {
+            free(xs);
+            return kv_diag_set(diag, -KV_EPARSE, "%s: %s '%s' is not a number", t->path,
+                               knobs[x].col, kv__cell(t, r, xcol));
+        }
+
+    /* The key: every other knob column present; then without the derived capacity
+     * columns until some group holds two x values. */
+    size_t *group = kv_xmalloc(t->n_rows * sizeof *group);
+    size_t *rep = kv_xmalloc(t->n_rows * sizeof *rep);
+    int key[N_KNOBS];
+    size_t n_key = 0, n_groups = 0;
+    bool in_key[N_KNOBS] = {false};
+    static const unsigned drops[] = {0, 1u << 1, 1u << 2, (1u << 1) | (1u << 2)};
+    for (size_t d = 0; d < sizeof drops / sizeof drops[0]; d++) {
+        n_key = 0;
+        for (int k = 0; k < N_KNOBS; k++) {
+            in_key[k] = k != x && !(drops[d] & (1u << k)) && kv__col_of(t, knobs[k].col) >= 0;
+            if (in_key[k])
+                key[n_key++] = kv__col_of(t, knobs[k].col);
+        }
+        n_groups = group_rows(t, key, n_key, group, rep);
+        if (max_x_per_group(t, xcol, group, n_groups) >= 2)
+            break;
+    }
+
+    /* Legend per group: the key columns that differ between groups, except a capacity
+     * column that only follows the block size ("block 16, 8,192 blocks" says nothing
+     * "block 16" does not, under a fixed budget). */
+    char text[160], var[32];
+    int c_bs = kv__col_of(t, knobs[0].col);
+    for (size_t g = 0; n_groups > 1 && g < n_groups; g++) {
+        char legend[256] = "";
+        for (int k = 0; k < N_KNOBS; k++) {
+            int c = kv__col_of(t, knobs[k].col);
+            bool varies = false;
+            for (size_t h = 0; in_key[k] && h < n_groups && !varies; h++)
+                varies = !kv__same_value(kv__cell(t, rep[h], c), kv__cell(t, rep[0], c));
+            if (varies && (k == 1 || k == 2) && in_key[0] && follows(t, c, c_bs))
+                varies = false;
+            if (varies) {
+                knob_text(&knobs[k], kv__cell(t, rep[g], c), text, sizeof text);
+                add_part(legend, sizeof legend, ", ", text);
+            }
+        }
+        snprintf(var, sizeof var, "gtitle%zu", g);
+        kv__gpvars_str(&fig->vars, var, legend);
+    }
+    kv__gpvars_num(&fig->vars, "ngroups", (double)n_groups);
+
+    /* Title: the count and every knob (but x) that is the same in all rows. */
+    char title[512];
+    snprintf(title, sizeof title, "%zu configurations", t->n_rows);
+    for (int k = 0; k < N_KNOBS; k++) {
+        int c = kv__col_of(t, knobs[k].col);
+        if (k != x && c >= 0 && kv__n_distinct(t, c) == 1) {
+            knob_text(&knobs[k], kv__cell(t, 0, c), text, sizeof text);
+            add_part(title, sizeof title, " · ", text);
+        }
+    }
+    kv__gpvars_str(&fig->vars, "title_info", title);
+
+    kv__gpvars rowgroup = {NULL, 0, 0};
+    for (size_t r = 0; r < t->n_rows; r++) {
+        snprintf(text, sizeof text, r ? " %zu" : "%zu", group[r]);
+        append_str(&rowgroup, text);
+    }
+    kv__gpvars_str(&fig->vars, "rowgroup", rowgroup.s ? rowgroup.s : "");
+    kv__gpvars_release(&rowgroup);
+
+    /* The swept values, sorted, for the tics. */
+    qsort(xs, t->n_rows, sizeof *xs, cmp_double);
+    kv__gpvars vals = {NULL, 0, 0};
+    for (size_t r = 0; r < t->n_rows; r++)
+        if (r == 0 || xs[r] != xs[r - 1]) {
+            snprintf(text, sizeof text, r ? " %.10g" : "%.10g", xs[r]);
+            append_str(&vals, text);
+        }
+    kv__gpvars_str(&fig->vars, "xvals", vals.s);
+    kv__gpvars_release(&vals);
+    free(xs);
+    free(group);
+    free(rep);
+    return 0;
+}
+
+int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)
+{
+    kv__table t;
+    int rc = kv__table_load(&t, dir, "sweep.csv", diag);
+    static const char *const need[] = {
+        "block_size",       "num_blocks",          "watermark",  "hit_rate",
+        "preemptions",      "mean_physical",       "ttft_p99_s", "tpot_p99_s",
+        "output_tok_per_s", "watermark_deferrals", NULL};
+    if (rc == 0)
+        rc = kv__require_cols(&t, need, diag);
+    if (rc == 0) {
+        static const struct {
+            int knob;
+            const char *fig;
+        } charts[] = {{0, "sweep_block_size"}, {3, "sweep_watermark"}};
+        int made = 0;
+        for (size_t i = 0; rc == 0 && i < 2; i++) {
+            if (kv__n_distinct(&t, kv__col_of(&t, knobs[charts[i].knob].col)) < 2)
+                continue;
+            kv__fig *f = kv__figlist_add(out, charts[i].fig);
+            rc = sweep_chart(&t, charts[i].knob, f, diag);
+            made++;
+        }
+        if (rc == 0 && !made)
+            snprintf(note, note_n, "%s %s: no sweep chart", t.path,
+                     t.n_rows ? "varies neither block size nor watermark" : "has no rows");
+    }
+    kv__table_release(&t);
+    return rc;
+}
+
+/* ---- a plan -------------------------------------------------------------------------- */
+
+static int parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"true", "1", "yes"}, *const no[] = {"false", "0", "no"};
+    for (size_t i = 0; i < 3; i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return *out = true, 0;
+        if (strcmp(s, no[i]) == 0)
+            return *out = false, 0;
+    }
+    return -1;
+}
+
+int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)
+{
+    kv__table t;
+    int rc = kv__table_load(&t, dir, "plan.csv", diag);
+    static const char *const need[] = {"load",      "ttft_p99_s", "tpot_p99_s", "preemption_rate",
+                                       "meets_slo", NULL};
+    if (rc == 0)
+        rc = kv__require_cols(&t, need, diag);
+    if (rc == 0 && t.n_rows == 0) {
+        snprintf(note, note_n, "%s has no rows: no plan chart", t.path);
+        kv__table_release(&t);
+        return 0;
+    }
+    double best = NAN, best_rate = NAN;
+    int c_load = kv__col_of(&t, "load"), c_ok = kv__col_of(&t, "meets_slo");
+    int c_rate = kv__col_of(&t, "arrival_rate_req_s");
+    for (size_t r = 0; rc == 0 && r < t.n_rows; r++) {
+        double load, rate = NAN;
+        bool ok;
+        if (!kv__parse_num(kv__cell(&t, r, c_load), &load))
+            rc = kv_diag_set(diag, -KV_EPARSE, "%s: load '%s' is not a number", t.path,
+                             kv__cell(&t, r, c_load));
+        else if (parse_bool(kv__cell(&t, r, c_ok), &ok) != 0)
+            rc = kv_diag_set(diag, -KV_EPARSE, "%s: meets_slo '%s' is not true or false", t.path,
+                             kv__cell(&t, r, c_ok));
+        else if (ok && !(load <= best)) {
+            best = load;
+            if (c_rate >= 0 && kv__parse_num(kv__cell(&t, r, c_rate), &rate))
+                best_rate = rate;
+            else
+                best_rate = NAN;
+        }
+    }
+    json_t *plan = NULL;
+    char *json_path = kv__path_join(dir, "plan.json");
+    FILE *probe = fopen(json_path, "rb");
+    free(json_path);
+    if (probe) {
+        fclose(probe);
+        if (rc == 0)
+            rc = load_json(dir, "plan.json", &plan, diag);
+    }
+    if (rc == 0) {
+        kv__fig *f = kv__figlist_add(out, "plan_curve");
+        const json_t *slo = plan ? json_object_get(plan, "slo") : NULL;
+        kv__gpvars_num(&f->vars, "slo_ttft_p99_s", jnum(slo, "ttft_p99_s"));
+        kv__gpvars_num(&f->vars, "slo_tpot_p99_s", jnum(slo, "tpot_p99_s"));
+        kv__gpvars_num(&f->vars, "slo_preemption_rate", jnum(slo, "preemption_rate"));
+        kv__gpvars_num(&f->vars, "answer_load", best);
+        kv__gpvars_num(&f->vars, "answer_rate", best_rate);
+        char title[512] = "", part[64];
+        const char *trace = plan ? jstr(plan, "trace") : NULL;
+        if (trace)
+            add_part(title, sizeof title, " · ", base_name(trace));
+        snprintf(part, sizeof part, "%zu loads", t.n_rows);
+        add_part(title, sizeof title, " · ", part);
+        kv__gpvars_str(&f->vars, "title_info", title);
+    }
+    json_decref(plan);
+    kv__table_release(&t);
+    return rc;
+}
