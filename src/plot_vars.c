@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/report.h"
 #include "plot_internal.h"
 
 enum { THIN_TARGET = 1000 };
@@ -157,19 +158,8 @@ static int load_json(const char *dir, const char *name, json_t **out, kv_diag *d
 /* root.a.b.c as a number, NAN when absent or not a number. */
 static double jnum(const json_t *root, const char *path)
 {
-    char key[64];
-    const json_t *v = root;
-    const char *p = path;
-    while (v && *p) {
-        size_t n = strcspn(p, ".");
-        if (n >= sizeof key)
-            return NAN;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        v = json_is_object(v) ? json_object_get(v, key) : NULL;
-        p += n + (p[n] == '.');
-    }
-    return v && json_is_number(v) ? json_number_value(v) : NAN;
+    const json_t *v = kv_json_at(root, path);
+    return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 static const char *jstr(const json_t *obj, const char *key)

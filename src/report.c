@@ -125,8 +125,7 @@ static void put_secs(FILE *f, double s)
         fprintf(f, "%.9f", s);
 }
 
-/* RFC 4180: quote a field holding a comma, quote or line break. */
-static void put_field(FILE *f, const char *s)
+void kv_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, f);
@@ -141,11 +140,27 @@ static void put_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+const json_t *kv_json_at(const json_t *root, const char *path)
+{
+    char key[64];
+    const json_t *v = root;
+    while (v && *path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        v = json_is_object(v) ? json_object_get(v, key) : NULL;
+        path += n + (path[n] == '.');
+    }
+    return v;
+}
+
 void kv_report_request_row(FILE *f, const kv_req *r)
 {
     const kv_request_spec *q = r->spec;
     if (q->id)
-        put_field(f, q->id);
+        kv_csv_field(f, q->id);
     else
         fprintf(f, "%u", q->row);
     fputc(',', f);

@@ -51,20 +51,6 @@ static const char *const paths[] = {
 };
 enum { N_COLS = sizeof paths / sizeof paths[0] };
 
-/* Run `kvsim args…` (NULL-terminated). */
-static run_result kv(const char *first, ...)
-{
-    const char *args[96];
-    size_t n = 0;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && n < 95; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    return run_kvsimv(args);
-}
-
 static char *path2(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 2;
@@ -149,9 +135,9 @@ Test(sweep, cartesian_product_and_directory_names)
     char *tmp = make_temp_dir();
     char *out = path2(tmp, "out");
     /* Lists given out of order come back sorted; the last axis varies fastest. */
-    run_result r = kv("sweep", tiny(), "--out", out, "--block-size", "16,8", "--watermark",
-                      "0.05,0", "--free-order", "split,append", "--num-blocks", "64",
-                      "--time-model", "fixed:0.01", "-j", "3", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", out, "--block-size", "16,8", "--watermark",
+                             "0.05,0", "--free-order", "split,append", "--num-blocks", "64",
+                             "--time-model", "fixed:0.01", "-j", "3", NULL);
     assert_ok(&r);
     static const char *const names[] = {
         "b8_n64_wm0_append_s256_fcfs",     "b8_n64_wm0_split_s256_fcfs",
@@ -198,9 +184,9 @@ Test(sweep, cartesian_product_and_directory_names)
 Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", tiny(), "--out", tmp, "--max-seqs", "4,2", "--preempt",
-                      "priority,fcfs", "--limit", "6", "--seed", "7", "--no-prefix-caching",
-                      "--time-model", "fixed:0.01", "--gpu", "A100-80G", "--quiet", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--max-seqs", "4,2", "--preempt",
+                             "priority,fcfs", "--limit", "6", "--seed", "7", "--no-prefix-caching",
+                             "--time-model", "fixed:0.01", "--gpu", "A100-80G", "--quiet", NULL);
     assert_ok(&r);
     cr_assert_str_empty(r.out, "--quiet: %s", r.out);
     static const char *const names[] = {"b16_wm0.01_split_s2_fcfs", "b16_wm0.01_split_s2_priority",
@@ -229,7 +215,7 @@ Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
 
 static long long estimate_int(const char *block_size, const char *path)
 {
-    run_result r = kv("estimate", "--json", "--block-size", block_size, NULL);
+    run_result r = run_kvsim("estimate", "--json", "--block-size", block_size, NULL);
     assert_ok(&r);
     json_t *j = json_loads(r.out, 0, NULL);
     cr_assert(j);
@@ -242,8 +228,8 @@ static long long estimate_int(const char *block_size, const char *path)
 Test(sweep, block_sizes_compare_at_one_budget)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "64,8,32,16,128",
-                      "--time-model", "fixed:0.01", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "64,8,32,16,128",
+                             "--time-model", "fixed:0.01", NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "budget     constant: "), "the header says so: %s", r.out);
     /* The budget kvsim estimate derives for the default model and GPU. */
@@ -282,8 +268,8 @@ Test(sweep, block_sizes_compare_at_one_budget)
 Test(sweep, fixed_block_counts_say_the_budget_differs)
 {
     char *tmp = make_temp_dir();
-    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "8,16", "--num-blocks", "40",
-                      "--time-model", "fixed:0.01", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "8,16", "--num-blocks",
+                             "40", "--time-model", "fixed:0.01", NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "NOT constant"), "%s", r.out);
     cr_assert(strstr(r.out, "b8 40MiB, b16 80MiB"), "%s", r.out);
@@ -309,8 +295,8 @@ Test(sweep, every_cell_is_its_summary_value)
     char *tmp = make_temp_dir();
     /* Small pools on the tiny trace: preemptions, a rejection, prefix hits and evictions,
      * so the compared values are not all zero. */
-    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget",
-                      "16MiB,10MiB", "--watermark", "0,0.1", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget",
+                             "16MiB,10MiB", "--watermark", "0,0.1", NULL);
     assert_ok(&r);
     char *csv = path2(tmp, "sweep.csv");
     table t;
@@ -359,9 +345,9 @@ Test(sweep, j1_and_j2_write_identical_sweep_csv)
     for (int k = 0; k < 2; k++) {
         /* The same --out both times: the dir column is part of the bytes compared, and a
          * rerun over an existing sweep is the case to get right. */
-        run_result r =
-            kv("sweep", mooncake(), "--limit", "20", "--out", tmp, "--watermark", "0,0.01,0.05,0.2",
-               "--kv-budget", "1GiB", "--time-model", "fixed:0.01", "-j", jobs[k], NULL);
+        run_result r = run_kvsim("sweep", mooncake(), "--limit", "20", "--out", tmp, "--watermark",
+                                 "0,0.01,0.05,0.2", "--kv-budget", "1GiB", "--time-model",
+                                 "fixed:0.01", "-j", jobs[k], NULL);
         assert_ok(&r);
         run_result_free(&r);
         char *text = read_file(csv, NULL);
@@ -391,7 +377,7 @@ Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
 #define SWEEP_ARGS                                                                                 \
     "sweep", tiny(), "--out", out, "--block-size", "8,16", "--watermark", "0,0.01", "--model",     \
         model, "--kv-budget", "64MiB", "--time-model", "fixed:0.01"
-    run_result r = kv(SWEEP_ARGS, NULL);
+    run_result r = run_kvsim(SWEEP_ARGS, NULL);
     assert_ok(&r);
     run_result_free(&r);
     char *direct = read_file(csv, NULL);
@@ -400,7 +386,7 @@ Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
     cr_assert(!file_exists(out));
 
     char *jobs = path2(tmp, "jobs.txt");
-    r = kv(SWEEP_ARGS, "--emit-jobs", jobs, NULL);
+    r = run_kvsim(SWEEP_ARGS, "--emit-jobs", jobs, NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "wrote 4 commands to"), "%s", r.out);
     run_result_free(&r);
@@ -423,7 +409,7 @@ Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
     cr_assert_eq(lines, 4);
     free(text);
 
-    r = kv("merge", out, NULL);
+    r = run_kvsim("merge", out, NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "kvsim merge: 4 configurations into"), "%s", r.out);
     run_result_free(&r);
@@ -436,7 +422,7 @@ Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
     char *c1 = path2(out, "b16_kv64MiB_wm0.01_split_s256_fcfs");
     char *c2 = path2(out, "b8_kv64MiB_wm0_split_s256_fcfs");
     char *again = path2(tmp, "again.csv");
-    r = kv("merge", c1, out, c2, "--out", again, "--quiet", NULL);
+    r = run_kvsim("merge", c1, out, c2, "--out", again, "--quiet", NULL);
     assert_ok(&r);
     cr_assert_str_empty(r.out);
     run_result_free(&r);
@@ -460,8 +446,8 @@ Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)
 Test(sweep, emit_jobs_to_stdout_prints_only_the_lines)
 {
     char *tmp = make_temp_dir();
-    run_result r =
-        kv("sweep", tiny(), "--out", tmp, "--preempt", "fcfs,priority", "--emit-jobs", "-", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--preempt", "fcfs,priority",
+                             "--emit-jobs", "-", NULL);
     assert_ok(&r);
     size_t lines = 0;
     for (const char *p = r.out; *p; p++)
@@ -487,8 +473,8 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
     snprintf(mk, sizeof mk, "mkdir -p '%s'", failing);
     cr_assert_eq(system(mk), 0);
     free(write_file(failing, "summary.json", "{\"stale\": true}\n"));
-    run_result r = kv("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget", "3MiB",
-                      "--time-model", "fixed:0.01", NULL);
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget",
+                             "3MiB", "--time-model", "fixed:0.01", NULL);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "kvsim: error: configuration 'b16_kv3MiB_wm0.01_split_s256_fcfs' "
                             "failed, exit 1: KV budget 3.00 MiB (3.15 MB) holds 1 blocks of "
@@ -514,7 +500,7 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
     /* merge leaves the failed directory out and names it. */
     char *again = path2(tmp, "again.csv");
-    r = kv("merge", tmp, "--out", again, NULL);
+    r = run_kvsim("merge", tmp, "--out", again, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "left out"), "%s", r.err);
     cr_assert(strstr(r.err, "b16_kv3MiB_wm0.01_split_s256_fcfs"), "%s", r.err);
@@ -537,7 +523,7 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
 Test(sweep, help_documents_the_choices)
 {
-    run_result r = kv("sweep", "--help", NULL);
+    run_result r = run_kvsim("sweep", "--help", NULL);
     assert_ok(&r);
     const char *must[] = {"constant budget",
                           "floor(budget / block bytes)",
@@ -551,7 +537,7 @@ Test(sweep, help_documents_the_choices)
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         cr_assert(strstr(r.out, must[i]), "--help lacks '%s'", must[i]);
     run_result_free(&r);
-    r = kv("merge", "--help", NULL);
+    r = run_kvsim("merge", "--help", NULL);
     assert_ok(&r);
     cr_assert(strstr(r.out, "usage: kvsim merge DIR..."), "%s", r.out);
     run_result_free(&r);
@@ -736,7 +722,7 @@ ParameterizedTest(merge_case *c, merge, errors)
 
 Test(merge, missing_directory)
 {
-    run_result r = kv("merge", "/tmp/kvsim-test-does-not-exist", NULL);
+    run_result r = run_kvsim("merge", "/tmp/kvsim-test-does-not-exist", NULL);
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "kvsim: error: cannot open directory "
                             "'/tmp/kvsim-test-does-not-exist': No such file or directory"),

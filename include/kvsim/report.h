@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "kvsim/engine.h"
 #include "kvsim/error.h"
@@ -17,6 +18,13 @@
 
 /* summary.json as a JSON object; takes ownership of config (the echo, may be NULL). */
 json_t *kv_report_summary(const kv_run_result *r, json_t *config);
+
+/* The value at a dotted path ("blocks.peak_physical") of a JSON object such as
+ * summary.json; NULL when a key is missing or a step is not an object. */
+const json_t *kv_json_at(const json_t *root, const char *path);
+
+/* One CSV field, RFC 4180: quoted when it holds a comma, a quote or a line break. */
+void kv_csv_field(FILE *f, const char *s);
 
 /* One requests.csv row's worth of formatting, shared with tests. */
 void kv_report_request_row(FILE *f, const kv_req *r);

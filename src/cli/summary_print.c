@@ -4,16 +4,12 @@
 #include <string.h>
 
 #include "cli/sim.h"
+#include "kvsim/report.h"
 
+/* path: "a.b.c"; 0 when absent */
 static double num(const json_t *o, const char *path)
 {
-    /* path: "a.b.c" */
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", path);
-    const json_t *v = o;
-    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
-        v = json_object_get(v, k);
-    return v ? json_number_value(v) : 0.0;
+    return json_number_value(kv_json_at(o, path));
 }
 
 static const char *str(const json_t *o, const char *k1, const char *k2)

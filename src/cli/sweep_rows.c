@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/sweep.h"
 #include "kvsim/mem.h"
+#include "kvsim/report.h"
 
 typedef struct column {
     const char *name; /* sweep.csv header */
@@ -60,22 +61,6 @@ static const char *const sort_keys[] = {
     "config.free_order", "config.max_seqs",   "config.preempt",
 };
 
-/* The value at a dotted path ("a.b.c"), or NULL. */
-static const json_t *get(const json_t *o, const char *path)
-{
-    char key[64];
-    while (o && *path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key)
-            return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        o = json_object_get(o, key);
-        path += n + (path[n] == '.');
-    }
-    return o;
-}
-
 static char *base_name(const char *dir)
 {
     const char *slash = strrchr(dir, '/');
@@ -111,7 +96,7 @@ int sweep_row_load(sweep_row *r, const char *dir)
                            je.column, je.text);
     }
     for (size_t i = 0; rc == CLI_OK && i < N_COLUMNS; i++) {
-        const json_t *v = columns[i].path ? get(s, columns[i].path) : NULL;
+        const json_t *v = columns[i].path ? kv_json_at(s, columns[i].path) : NULL;
         if (columns[i].path && !json_is_number(v) && !json_is_string(v) && !json_is_null(v))
             rc = cli_error(CLI_RUNTIME, "'%s' is not a kvsim run summary: no '%s'", path,
                            columns[i].path);
@@ -168,7 +153,8 @@ static int cmp_rows(const void *pa, const void *pb)
     if (!a->summary != !b->summary)
         return a->summary ? -1 : 1;
     for (size_t i = 0; a->summary && i < sizeof sort_keys / sizeof sort_keys[0]; i++) {
-        int c = cmp_value(get(a->summary, sort_keys[i]), get(b->summary, sort_keys[i]));
+        int c =
+            cmp_value(kv_json_at(a->summary, sort_keys[i]), kv_json_at(b->summary, sort_keys[i]));
         if (c != 0)
             return c;
     }
@@ -181,22 +167,6 @@ void sweep_rows_sort(sweep_row *rows, size_t n)
         qsort(rows, n, sizeof *rows, cmp_rows);
 }
 
-/* RFC 4180: quote a field holding a comma, quote or line break. */
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_value(FILE *f, const json_t *v)
 {
     if (json_is_integer(v))
@@ -204,7 +174,7 @@ static void csv_value(FILE *f, const json_t *v)
     else if (json_is_real(v))
         fprintf(f, "%.12g", json_real_value(v));
     else if (json_is_string(v))
-        csv_field(f, json_string_value(v));
+        kv_csv_field(f, json_string_value(v));
     /* null: an empty cell */
 }
 
@@ -224,12 +194,12 @@ int sweep_csv_write(const char *path, const sweep_row *rows, size_t n)
             fprintf(o.f, "%s%s", c ? "," : "", columns[c].name);
         fputc('\n', o.f);
         for (size_t i = 0; i < m; i++) {
-            csv_field(o.f, sorted[i].config);
+            kv_csv_field(o.f, sorted[i].config);
             fputc(',', o.f);
-            csv_field(o.f, sorted[i].dir);
+            kv_csv_field(o.f, sorted[i].dir);
             for (size_t c = 2; c < N_COLUMNS; c++) {
                 fputc(',', o.f);
-                csv_value(o.f, get(sorted[i].summary, columns[c].path));
+                csv_value(o.f, kv_json_at(sorted[i].summary, columns[c].path));
             }
             fputc('\n', o.f);
         }
@@ -241,7 +211,7 @@ int sweep_csv_write(const char *path, const sweep_row *rows, size_t n)
 
 static double num(const json_t *s, const char *path)
 {
-    return json_number_value(get(s, path));
+    return json_number_value(kv_json_at(s, path));
 }
 
 void sweep_print_table(FILE *f, const sweep_row *rows, size_t n)
