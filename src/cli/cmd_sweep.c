@@ -57,7 +57,7 @@ enum {
     OPT_FREE_ORDER,
     OPT_MAX_SEQS,
     OPT_PREEMPT,
-    /* --plot goes here (plot engineer): an OPT_PLOT flag, see the hook in run_all(). */
+    OPT_PLOT,
 };
 
 /* Sweep's own table comes first, so its list options shadow the single-valued options of
@@ -69,7 +69,8 @@ static const cli_opt options[] = {
     {"block-size", 0, true, OPT_BLOCK_SIZE}, {"num-blocks", 0, true, OPT_NUM_BLOCKS},
     {"kv-budget", 0, true, OPT_KV_BUDGET},   {"watermark", 0, true, OPT_WATERMARK},
     {"free-order", 0, true, OPT_FREE_ORDER}, {"max-seqs", 0, true, OPT_MAX_SEQS},
-    {"preempt", 0, true, OPT_PREEMPT},       {NULL, 0, false, 0},
+    {"preempt", 0, true, OPT_PREEMPT},       {"plot", 0, false, OPT_PLOT},
+    {NULL, 0, false, 0},
 };
 
 static void help(void)
@@ -108,6 +109,8 @@ static void help(void)
           "                           afterwards 'kvsim merge DIR' writes sweep.csv\n"
           "      --sample-every N     passed to every run (timeseries.csv every N steps)\n"
           "  -q, --quiet              print nothing on success (errors still go to stderr)\n"
+          "      --plot               draw sweep_block_size / sweep_watermark (.png, .svg)\n"
+          "                           into DIR when that knob has two or more values\n"
           "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
           "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
           "Every other option below is passed unchanged to every configuration.\n"
@@ -142,7 +145,7 @@ typedef enum pool_mode {
 typedef struct sweep {
     const char *trace, *out, *emit;
     uint32_t jobs, sample_every; /* sample_every 0: not given */
-    bool quiet;
+    bool quiet, plot;
     cli_model_opts mo; /* validated values; the axis fields are set per use */
     cli_sim_opts so;
     sweep_space space;
@@ -490,11 +493,6 @@ static int run_all(sweep *s)
     char *csv = sweep_path(s->out, "sweep.csv");
     int rc = sweep_csv_write(csv, rows, s->n_cfg);
 
-    /* --plot hook (plot engineer): after sweep.csv is in place, before the table —
-     *     if (rc == CLI_OK && s->plot) rc = cli_plot_dir(s->out, s->quiet);
-     * (cli_plot_dir, src/cli/cmd_plot.c, draws sweep_block_size / sweep_watermark from
-     * DIR/sweep.csv), plus an OPT_PLOT flag in the options table and a `bool plot`. */
-
     if (!s->quiet) {
         sweep_print_table(stdout, rows, s->n_cfg);
         printf("kvsim sweep: %zu of %zu configurations finished in %.2f s wall (-j %u)",
@@ -505,6 +503,8 @@ static int run_all(sweep *s)
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
     }
+    if (rc == CLI_OK && s->plot)
+        rc = cli_plot_dir(s->out, s->quiet);
     for (size_t i = 0; i < s->n_cfg; i++) {
         if (jobs[i].failure)
             cli_error(CLI_RUNTIME, "configuration '%s' failed, %s (stderr in '%s')", s->cfg[i].name,
@@ -567,6 +567,8 @@ int cmd_sweep(int argc, char **argv)
             s.emit = arg;
         else if (id == OPT_QUIET)
             s.quiet = true;
+        else if (id == OPT_PLOT)
+            s.plot = true;
         else if (id == OPT_SAMPLE_EVERY)
             rc = cli_parse_u32("sample-every", arg, 1, UINT32_MAX, &s.sample_every);
         else if (id >= OPT_BLOCK_SIZE && id <= OPT_PREEMPT)
@@ -602,6 +604,9 @@ int cmd_sweep(int argc, char **argv)
         rc = resolve(&s);
     cli_outfile jobs = {0};
     bool jobs_open = false; /* opened before DIR is created: a failure creates nothing */
+    if (rc == CLI_OK && s.plot && s.emit)
+        rc = cli_error(CLI_USAGE, "--plot needs a finished sweep: with --emit-jobs, run the jobs, "
+                                  "then 'kvsim merge DIR' and 'kvsim plot DIR'");
     if (rc == CLI_OK && s.emit)
         jobs_open = (rc = cli_outfile_open(&jobs, s.emit)) == CLI_OK;
     if (rc == CLI_OK)
