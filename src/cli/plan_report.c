@@ -164,7 +164,7 @@ static void print_slos(FILE *f, const plan *p)
 
 static void print_answer(FILE *f, const plan *p, const binding *b)
 {
-    char v[64], r[32], t[32];
+    char v[96], r[32], t[32];
     const kv_search_result *res = &p->result;
     const kv_search_config *c = &p->search.cfg;
     bool load = p->over == PLAN_OVER_LOAD;
@@ -233,7 +233,7 @@ static void print_answer(FILE *f, const plan *p, const binding *b)
                     fmt_slo(r, sizeof r, &p->slos.slo[w], cp->slo[w]));
         fputc('\n', f);
     }
-    char lo[64], hi[64];
+    char lo[96], hi[96];
     fprintf(f, "  search      %s after %zu probes in [%s, %s], tolerance %g%%\n",
             kv_search_status_name(res->status), p->search.n, fmt_axis(lo, sizeof lo, p, c->min),
             fmt_axis(hi, sizeof hi, p, c->max), 100 * c->tolerance);
@@ -259,7 +259,7 @@ static void sorted_order(const plan *p, size_t *idx)
 
 static void print_table(FILE *f, const plan *p)
 {
-    char v[64], r[32];
+    char v[96], r[32];
     size_t n = p->search.n;
     if (n == 0)
         return;
