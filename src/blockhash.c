@@ -20,8 +20,8 @@
  * Cost: a hash_ids, content-less or generated block of any size is one 17-byte run (two
  * when it straddles a trace block or the prompt end): 32 + 17 = 49 bytes, a single
  * SHA-256 compression.  Token blocks cost 4 bytes a token; extras are appended to the same
- * buffer (grown when a long adapter name needs it), so every block is one update.  The EVP context and the
- * fetched SHA-256 implementation are created once and reused (no per-hash fetch).
+ * buffer (grown when a long adapter name needs it), so every block is one update.  The EVP context
+ * and the fetched SHA-256 implementation are created once and reused (no per-hash fetch).
  */
 #include "kvsim/blockhash.h"
 

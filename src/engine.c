@@ -101,7 +101,7 @@ typedef struct engine {
     kv_run_result *res;
     int64_t last_step_end;
     int64_t step_start; /* of the step in flight */
-    bool step_pending; /* a STEP_START or STEP_END is in the heap */
+    bool step_pending;  /* a STEP_START or STEP_END is in the heap */
 } engine;
 
 static bool has_work(const engine *e)
@@ -217,8 +217,7 @@ static int setup(engine *e, const kv_engine_config *cfg, kv_diag *diag)
                            "reserved)",
                            cfg->num_blocks);
     if (kv_pool_create(&e->pool, cfg->num_blocks, cfg->prefix_caching, cfg->free_order) != 0)
-        return kv_diag_set(diag, -KV_EINVAL, "cannot create a pool of %u blocks",
-                           cfg->num_blocks);
+        return kv_diag_set(diag, -KV_EINVAL, "cannot create a pool of %u blocks", cfg->num_blocks);
     if (kv_hasher_create(&e->hasher, cfg->model_name, cfg->kv_dtype, cfg->block_size) != 0)
         return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
     kv_cache_create(&e->cache, e->pool, e->hasher);

@@ -11,8 +11,8 @@ const char *kv_strerror(int err)
     switch (err) {
     case KV_OK:
         return "success";
-#define X(code, text)                                                                          \
-    case KV_##code:                                                                            \
+#define X(code, text)                                                                              \
+    case KV_##code:                                                                                \
         return text;
         KV_ERRNO_MAP(X)
 #undef X

@@ -41,33 +41,33 @@
 #include "kvsim/mem.h"
 
 /* The digest is already uniformly distributed: its first word is a perfect bucket key. */
-#define HASH_FUNCTION(keyptr, keylen, hashv)                                                   \
-    do {                                                                                       \
-        (void)(keylen);                                                                        \
-        memcpy(&(hashv), (keyptr), sizeof(hashv));                                             \
+#define HASH_FUNCTION(keyptr, keylen, hashv)                                                       \
+    do {                                                                                           \
+        (void)(keylen);                                                                            \
+        memcpy(&(hashv), (keyptr), sizeof(hashv));                                                 \
     } while (0)
 #define uthash_fatal(msg) (fprintf(stderr, "kvsim: fatal: %s\n", msg), abort())
 #include <uthash.h>
 
 typedef struct block {
-    uint32_t ref;         /* refcount; 0 ⇔ on the free queue (null block excepted) */
-    kv_block_id prev;     /* free-queue links; valid only while queued */
+    uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
+    kv_block_id prev; /* free-queue links; valid only while queued */
     kv_block_id next;
     kv_block_id dup_prev; /* other holders of the same digest, insertion order; */
     kv_block_id dup_next; /*   KV_NO_BLOCK at either end; valid only while hashed */
     kv_block_id dup_last; /* valid in the first holder only: the last holder */
     bool hashed;          /* digest is valid and the block is in the index */
     kv_digest digest;
-    UT_hash_handle hh;    /* linked into the table iff hashed and dup_prev == KV_NO_BLOCK */
+    UT_hash_handle hh; /* linked into the table iff hashed and dup_prev == KV_NO_BLOCK */
 } block;
 
 struct kv_pool {
-    block *blocks;          /* N + 1 entries; [N] is the queue sentinel */
-    uint32_t n;             /* N */
-    uint32_t num_free;      /* queue length */
+    block *blocks;            /* N + 1 entries; [N] is the queue sentinel */
+    uint32_t n;               /* N */
+    uint32_t num_free;        /* queue length */
     uint32_t num_cached_free; /* queued blocks that are hashed */
     uint64_t evictions;
-    block *index;           /* uthash head: first holders */
+    block *index; /* uthash head: first holders */
     bool caching;
     kv_free_order order;
 };
@@ -344,15 +344,15 @@ uint64_t kv_pool_refcount_sum(const kv_pool *p)
     return sum;
 }
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "kv_pool_check: ");                                                \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            ok = false;                                                                        \
-            goto done;                                                                         \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "kv_pool_check: ");                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            ok = false;                                                                            \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 bool kv_pool_check(const kv_pool *p)
@@ -383,8 +383,7 @@ bool kv_pool_check(const kv_pool *p)
         CHECK(p->caching || !B[i].hashed, "block %u hashed with caching off", i);
         hashed += B[i].hashed;
         if (B[i].hashed)
-            CHECK(kv_pool_lookup(p, &B[i].digest) != KV_NO_BLOCK, "hashed block %u not found",
-                  i);
+            CHECK(kv_pool_lookup(p, &B[i].digest) != KV_NO_BLOCK, "hashed block %u not found", i);
     }
     for (const block *first = p->index; first; first = first->hh.next) {
         kv_block_id f = (kv_block_id)(first - B);

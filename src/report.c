@@ -63,10 +63,9 @@ json_t *kv_report_summary(const kv_run_result *r, json_t *config)
     json_t *px = json_object();
     json_object_set_new(px, "queries", u64(r->prefix.queries));
     json_object_set_new(px, "hits", u64(r->prefix.hits));
-    json_object_set_new(px, "hit_rate",
-                        json_real(r->prefix.queries
-                                      ? (double)r->prefix.hits / (double)r->prefix.queries
-                                      : 0.0));
+    json_object_set_new(
+        px, "hit_rate",
+        json_real(r->prefix.queries ? (double)r->prefix.hits / (double)r->prefix.queries : 0.0));
     json_object_set_new(px, "preempted_queries", u64(r->prefix.preempted_queries));
     json_object_set_new(px, "preempted_hits", u64(r->prefix.preempted_hits));
     json_object_set_new(s, "prefix", px);
@@ -101,7 +100,8 @@ json_t *kv_report_summary(const kv_run_result *r, json_t *config)
 
     double t = (double)r->sim_time_ns / 1e9;
     json_t *th = json_object();
-    json_object_set_new(th, "output_tok_per_s", json_real(t > 0 ? (double)r->output_tokens / t : 0));
+    json_object_set_new(th, "output_tok_per_s",
+                        json_real(t > 0 ? (double)r->output_tokens / t : 0));
     json_object_set_new(th, "requests_per_s", json_real(t > 0 ? (double)r->finished / t : 0));
     json_object_set_new(s, "throughput", th);
 
@@ -192,8 +192,8 @@ static const char requests_header[] =
 /* ---- atomic files ------------------------------------------------------------------- */
 
 enum { F_TIMESERIES, F_REQUESTS, F_SUMMARY, F_PERF, F_COUNT };
-static const char *const file_names[F_COUNT] = {"timeseries.csv", "requests.csv",
-                                                "summary.json", "perf.json"};
+static const char *const file_names[F_COUNT] = {"timeseries.csv", "requests.csv", "summary.json",
+                                                "perf.json"};
 
 struct kv_out {
     char *dir;
@@ -254,8 +254,7 @@ int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag)
     if (!f) {
         rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp, strerror(errno));
     } else {
-        if (json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) !=
-            0)
+        if (json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
             errno = EIO;
         fputc('\n', f);
         rc = close_checked(f, tmp, diag);
@@ -296,15 +295,14 @@ void kv_out_sample(void *ctx, const kv_sample *s)
     kv_out *o = ctx;
     FILE *f = o->ts;
     put_time(f, s->time_ns);
-    fprintf(f,
-            ",%llu,%u,%u,%u,%llu,%u,%u,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+    fprintf(f, ",%llu,%u,%u,%u,%llu,%u,%u,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
             (unsigned long long)s->step, s->running, s->waiting, s->physical_blocks,
-            (unsigned long long)s->logical_blocks, s->cached_free_blocks, s->free_blocks,
-            s->usage, (unsigned long long)s->effective_tokens,
-            (unsigned long long)s->scheduled_tokens, (unsigned long long)s->preemptions,
-            (unsigned long long)s->evictions, (unsigned long long)s->prefix_hits,
-            (unsigned long long)s->prefix_queries, (unsigned long long)s->watermark_deferrals,
-            (unsigned long long)s->admitted, (unsigned long long)s->finished);
+            (unsigned long long)s->logical_blocks, s->cached_free_blocks, s->free_blocks, s->usage,
+            (unsigned long long)s->effective_tokens, (unsigned long long)s->scheduled_tokens,
+            (unsigned long long)s->preemptions, (unsigned long long)s->evictions,
+            (unsigned long long)s->prefix_hits, (unsigned long long)s->prefix_queries,
+            (unsigned long long)s->watermark_deferrals, (unsigned long long)s->admitted,
+            (unsigned long long)s->finished);
 }
 
 static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
@@ -312,8 +310,7 @@ static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
     o->tmp[which] = join_path(o->dir, file_names[which], ".tmp");
     FILE *f = fopen(o->tmp[which], "w");
     if (!f)
-        return kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[which],
-                           strerror(errno));
+        return kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[which], strerror(errno));
     json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     fputc('\n', f);
     return close_checked(f, o->tmp[which], diag);
@@ -347,8 +344,7 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
             continue;
         char *final = join_path(o->dir, file_names[i], "");
         if (rename(o->tmp[i], final) != 0)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", o->tmp[i],
-                             strerror(errno));
+            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", o->tmp[i], strerror(errno));
         else {
             free(o->tmp[i]);
             o->tmp[i] = NULL;

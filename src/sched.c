@@ -41,12 +41,12 @@ struct kv_sched {
     kv_cache *cache;
     kv_pool *pool;
     uint32_t block_size;
-    uint32_t usable;        /* N − 1 */
-    uint32_t wm_blocks;     /* W */
-    kv_req **running;       /* admission order; may hold finished entries until compacted */
+    uint32_t usable;    /* N − 1 */
+    uint32_t wm_blocks; /* W */
+    kv_req **running;   /* admission order; may hold finished entries until compacted */
     size_t n_running, cap_running;
     uint32_t n_finished_pending; /* finished but not yet compacted out of running */
-    kv_req **wq;            /* waiting ring buffer */
+    kv_req **wq;                 /* waiting ring buffer */
     size_t wq_cap, wq_head, wq_len;
     uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
     uint64_t pass;               /* passes run so far */
@@ -71,15 +71,14 @@ const char *kv_preempt_name(kv_preempt_policy p)
 
 const char *kv_req_status_name(kv_req_status s)
 {
-    static const char *names[] = {"pending", "waiting", "running",
+    static const char *names[] = {"pending",  "waiting",  "running",
                                   "finished", "rejected", "unfinished"};
     return names[s];
 }
 
 const char *kv_reject_reason_name(kv_reject_reason r)
 {
-    static const char *names[] = {"", "exceeds_capacity", "exceeds_watermark",
-                                  "exceeds_batch"};
+    static const char *names[] = {"", "exceeds_capacity", "exceeds_watermark", "exceeds_batch"};
     return names[r];
 }
 

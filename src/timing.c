@@ -103,8 +103,8 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
             p = end + 1;
         }
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
-            return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': a step must take some time", spec);
+            return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': a step must take some time",
+                               spec);
         t->kind = KV_TIME_LINEAR;
         t->a = v[0];
         t->b = v[1];
@@ -141,12 +141,12 @@ int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_
         break;
     case KV_TIME_ROOFLINE:
     default: {
-        double flops = 2.0 * t->active_params * (double)tokens +
-                       t->attn_flops_per_pair * (double)attn_pairs;
+        double flops =
+            2.0 * t->active_params * (double)tokens + t->attn_flops_per_pair * (double)attn_pairs;
         double ranks = (double)t->tp * t->pp;
         double compute = flops / (ranks * t->peak_flops * t->mfu);
-        double bytes = t->weight_bytes_rank +
-                       ((double)kv_read_tokens + (double)tokens) * t->kv_bytes_rank;
+        double bytes =
+            t->weight_bytes_rank + ((double)kv_read_tokens + (double)tokens) * t->kv_bytes_rank;
         double memory = bytes / (t->hbm_bw * t->mbu);
         sec = t->overhead_s + t->pp * (compute > memory ? compute : memory);
         break;
@@ -166,7 +166,6 @@ void kv_timing_describe(const kv_timing *t, char *buf, size_t n)
         snprintf(buf, n, "linear:%.9g,%.9g,%.9g", t->a, t->b, t->c);
         break;
     default:
-        snprintf(buf, n, "roofline:overhead=%.9g,mfu=%.9g,mbu=%.9g", t->overhead_s, t->mfu,
-                 t->mbu);
+        snprintf(buf, n, "roofline:overhead=%.9g,mfu=%.9g,mbu=%.9g", t->overhead_s, t->mfu, t->mbu);
     }
 }

@@ -83,8 +83,8 @@ static int bench_hash(void)
     uint32_t *tok = malloc(16 * 1024 * sizeof *tok);
     for (uint32_t i = 0; i < 16 * 1024; i++)
         tok[i] = i * 2654435761u;
-    kv_request_spec spec = {.prompt_len = 16 * 1024, .output_len = 1,
-                            .content = KV_CONTENT_TOKENS, .tokens = tok};
+    kv_request_spec spec = {
+        .prompt_len = 16 * 1024, .output_len = 1, .content = KV_CONTENT_TOKENS, .tokens = tok};
     kv_content c;
     kv_content_from_spec(&c, &spec, 0, 0);
     kv_digest prev = *kv_hasher_seed(h), out;
@@ -97,8 +97,11 @@ static int bench_hash(void)
     printf("hash_tokens16_per_s %.0f blocks/s\n", BLOCKS / dt);
     /* The same for hash_ids content (Mooncake): one 17-byte run per block. */
     uint64_t ids[2] = {1, 2};
-    kv_request_spec m = {.prompt_len = 1024, .output_len = 1, .content = KV_CONTENT_HASH_IDS,
-                         .hash_ids = ids, .n_hash_ids = 2};
+    kv_request_spec m = {.prompt_len = 1024,
+                         .output_len = 1,
+                         .content = KV_CONTENT_HASH_IDS,
+                         .hash_ids = ids,
+                         .n_hash_ids = 2};
     kv_content_from_spec(&c, &m, 512, 0);
     t0 = now();
     for (uint32_t i = 0; i < BLOCKS; i++) {

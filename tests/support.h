@@ -6,9 +6,9 @@
 #include <stddef.h>
 
 typedef struct run_result {
-    int status;  /* exit code, or 128 + signal */
-    char *out;   /* stdout, NUL-terminated */
-    char *err;   /* stderr, NUL-terminated */
+    int status; /* exit code, or 128 + signal */
+    char *out;  /* stdout, NUL-terminated */
+    char *err;  /* stderr, NUL-terminated */
 } run_result;
 
 /* Run `kvsim args…` (NULL-terminated) with cwd unchanged.  Aborts the test on spawn

@@ -25,8 +25,12 @@ TestSuite(blockhash, .init = setup, .fini = teardown);
 static void chain_tokens(const uint32_t *t, uint32_t n, const char *adapter, const char *salt,
                          kv_digest *out)
 {
-    kv_request_spec spec = {.prompt_len = n, .output_len = 1, .content = KV_CONTENT_TOKENS,
-                            .tokens = t, .adapter = adapter, .salt = salt};
+    kv_request_spec spec = {.prompt_len = n,
+                            .output_len = 1,
+                            .content = KV_CONTENT_TOKENS,
+                            .tokens = t,
+                            .adapter = adapter,
+                            .salt = salt};
     kv_content c;
     kv_content_from_spec(&c, &spec, 0, 0);
     kv_hasher_chain(h, &c, out, 0, n / kv_hasher_block_size(h));
@@ -79,8 +83,8 @@ Test(blockhash, salt_only_in_block_zero_extras)
     uint32_t A[] = {1, 2, 3, 4};
     kv_digest salted[2], again;
     chain_tokens(A, 4, NULL, "s", salted);
-    kv_request_spec spec = {.prompt_len = 4, .output_len = 1, .content = KV_CONTENT_TOKENS,
-                            .tokens = A};
+    kv_request_spec spec = {
+        .prompt_len = 4, .output_len = 1, .content = KV_CONTENT_TOKENS, .tokens = A};
     kv_content c;
     kv_content_from_spec(&c, &spec, 0, 0);
     kv_hasher_block(h, &salted[0], &c, 1, &again);
@@ -109,8 +113,11 @@ Test(blockhash, hash_ids_share_at_any_smaller_block_size)
         uint32_t b = sizes[k];
         cr_assert_eq(kv_hasher_create(&hb, "m", "bf16", b), 0);
         uint64_t ids_a[] = {0, 1, 2}, ids_b[] = {0, 1, 7};
-        kv_request_spec ra = {.prompt_len = 1500, .content = KV_CONTENT_HASH_IDS,
-                              .hash_ids = ids_a, .n_hash_ids = 3, .row = 0};
+        kv_request_spec ra = {.prompt_len = 1500,
+                              .content = KV_CONTENT_HASH_IDS,
+                              .hash_ids = ids_a,
+                              .n_hash_ids = 3,
+                              .row = 0};
         kv_request_spec rb = ra;
         rb.hash_ids = ids_b;
         rb.row = 1;
@@ -157,8 +164,8 @@ Test(blockhash, sources_never_match_each_other)
     uint32_t tok[] = {0, 0};
     kv_request_spec t = {.prompt_len = 2, .content = KV_CONTENT_TOKENS, .tokens = tok};
     uint64_t ids[] = {0};
-    kv_request_spec m = {.prompt_len = 2, .content = KV_CONTENT_HASH_IDS, .hash_ids = ids,
-                         .n_hash_ids = 1};
+    kv_request_spec m = {
+        .prompt_len = 2, .content = KV_CONTENT_HASH_IDS, .hash_ids = ids, .n_hash_ids = 1};
     kv_content ct, cm;
     kv_content_from_spec(&ct, &t, 0, 0);
     kv_content_from_spec(&cm, &m, 2, 0);

@@ -131,10 +131,11 @@ Test(cli_run, json_stdout_equals_summary_file)
 
 Test(cli_run, requests_csv_row_index_when_no_id)
 {
-    char *t = write_file(dir, "t.jsonl",
-                         "{\"arrival\": 0.5, \"prompt_len\": 4, \"output_len\": 2}\n\n"
-                         "{\"arrival\": 0.25, \"prompt_len\": 4, \"output_len\": 1, \"id\": \"x\"}\n"
-                         "{\"arrival\": 0.5, \"prompt_len\": 4, \"output_len\": 2}\n");
+    char *t =
+        write_file(dir, "t.jsonl",
+                   "{\"arrival\": 0.5, \"prompt_len\": 4, \"output_len\": 2}\n\n"
+                   "{\"arrival\": 0.25, \"prompt_len\": 4, \"output_len\": 1, \"id\": \"x\"}\n"
+                   "{\"arrival\": 0.5, \"prompt_len\": 4, \"output_len\": 2}\n");
     char *out = path_in(dir, "r");
     run_result r = run_kvsim("run", t, "--out", out, "-q", "--time-model", "fixed:0.5", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -157,9 +158,18 @@ Test(cli_run, human_summary_names_every_figure)
 {
     run_result r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    const char *want[] = {"unique physical peak", "logical peak", "sharing x", "hit rate",
-                          "evictions", "preemptions", "deferrals", "rejections", "TTFT",
-                          "TPOT", "E2E", "p99"};
+    const char *want[] = {"unique physical peak",
+                          "logical peak",
+                          "sharing x",
+                          "hit rate",
+                          "evictions",
+                          "preemptions",
+                          "deferrals",
+                          "rejections",
+                          "TTFT",
+                          "TPOT",
+                          "E2E",
+                          "p99"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(r.out, want[i]), "summary lacks '%s':\n%s", want[i], r.out);
     run_result_free(&r);
@@ -172,9 +182,9 @@ Test(cli_run, two_runs_byte_identical)
     const char *files[] = {"summary.json", "timeseries.csv", "requests.csv"};
     char *o1 = path_in(dir, "a"), *o2 = path_in(dir, "b");
     for (int k = 0; k < 2; k++) {
-        run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
-                                 "150", "--num-blocks", "1500", "--out", k ? o2 : o1,
-                                 "--quiet", NULL);
+        run_result r =
+            run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "150",
+                      "--num-blocks", "1500", "--out", k ? o2 : o1, "--quiet", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
         run_result_free(&r);
     }
@@ -227,7 +237,7 @@ static void replay_real(const char *file, const char *rate)
     cr_assert_gt(total, 0);
     cr_assert_eq(fin + rej, total, "%s: finished + rejected = total", file);
     cr_assert_leq(jnum(s, "blocks", "peak_physical"), jnum(s, "blocks", "usable"),
-                 "%s: peak_physical ≤ usable", file);
+                  "%s: peak_physical ≤ usable", file);
     cr_assert_eq(jnum(s, "requests", "unfinished"), 0);
     json_decref(s);
     free(out);
@@ -313,21 +323,45 @@ Test(cli_run, error_paths)
         {{"run", NULL}, 2, "kvsim: error: kvsim run needs a TRACE file\n"},
         {{"run", tiny, tiny, NULL}, 2, "kvsim: error: kvsim run takes one TRACE, got 2\n"},
         {{"run", "/nonexistent/trace.jsonl", NULL}, 1, "kvsim: error: cannot open"},
-        {{"run", tiny, "--bogus", NULL}, 2, "kvsim: error: unknown option '--bogus' for 'kvsim run'"},
+        {{"run", tiny, "--bogus", NULL},
+         2,
+         "kvsim: error: unknown option '--bogus' for 'kvsim run'"},
         {{"run", tiny, "--watermark", "1.5", NULL}, 2, "kvsim: error: --watermark: '1.5' must be"},
-        {{"run", tiny, "--watermark", "1", NULL}, 2, "kvsim: error: --watermark: '1' must be below 1\n"},
-        {{"run", tiny, "--watermark", "x", NULL}, 2, "kvsim: error: --watermark: 'x' is not a number\n"},
-        {{"run", tiny, "--free-order", "lru", NULL}, 2, "kvsim: error: --free-order: 'lru' is not split or append\n"},
-        {{"run", tiny, "--preempt", "lifo", NULL}, 2, "kvsim: error: --preempt: 'lifo' is not fcfs or priority\n"},
-        {{"run", tiny, "--time-model", "warp", NULL}, 2, "kvsim: error: --time-model 'warp': expected"},
-        {{"run", tiny, "--time-model", "fixed:0", NULL}, 2, "kvsim: error: --time-model 'fixed:0': a step must take at least 1 ns\n"},
-        {{"run", tiny, "--time-model", "linear:1,2", NULL}, 2, "kvsim: error: --time-model 'linear:1,2': linear:A,B,C needs"},
-        {{"run", tiny, "--max-seqs", "0", NULL}, 2, "kvsim: error: --max-seqs: '0' must be between 1"},
-        {{"run", tiny, "--max-batched-tokens", "-3", NULL}, 2, "kvsim: error: --max-batched-tokens: '-3' must not be negative\n"},
-        {{"run", tiny, "--sample-every", "0", NULL}, 2, "kvsim: error: --sample-every: '0' must be at least 1\n"},
+        {{"run", tiny, "--watermark", "1", NULL},
+         2,
+         "kvsim: error: --watermark: '1' must be below 1\n"},
+        {{"run", tiny, "--watermark", "x", NULL},
+         2,
+         "kvsim: error: --watermark: 'x' is not a number\n"},
+        {{"run", tiny, "--free-order", "lru", NULL},
+         2,
+         "kvsim: error: --free-order: 'lru' is not split or append\n"},
+        {{"run", tiny, "--preempt", "lifo", NULL},
+         2,
+         "kvsim: error: --preempt: 'lifo' is not fcfs or priority\n"},
+        {{"run", tiny, "--time-model", "warp", NULL},
+         2,
+         "kvsim: error: --time-model 'warp': expected"},
+        {{"run", tiny, "--time-model", "fixed:0", NULL},
+         2,
+         "kvsim: error: --time-model 'fixed:0': a step must take at least 1 ns\n"},
+        {{"run", tiny, "--time-model", "linear:1,2", NULL},
+         2,
+         "kvsim: error: --time-model 'linear:1,2': linear:A,B,C needs"},
+        {{"run", tiny, "--max-seqs", "0", NULL},
+         2,
+         "kvsim: error: --max-seqs: '0' must be between 1"},
+        {{"run", tiny, "--max-batched-tokens", "-3", NULL},
+         2,
+         "kvsim: error: --max-batched-tokens: '-3' must not be negative\n"},
+        {{"run", tiny, "--sample-every", "0", NULL},
+         2,
+         "kvsim: error: --sample-every: '0' must be at least 1\n"},
         {{"run", tiny, "--format", "xml", NULL}, 2, "kvsim: error: --format: unknown format 'xml'"},
         {{"run", tiny, "--limit", "0", NULL}, 2, "kvsim: error: --limit: '0' must be at least 1\n"},
-        {{"run", tiny, "--num-blocks", "1", NULL}, 2, "kvsim: error: --num-blocks: '1' must be at least 2\n"},
+        {{"run", tiny, "--num-blocks", "1", NULL},
+         2,
+         "kvsim: error: --num-blocks: '1' must be at least 2\n"},
         {{"run", lengths, NULL}, 1, "kvsim: error: "},
         {{"run", tiny, "--out", notdir, NULL}, 1, "kvsim: error: cannot create directory"},
     };
@@ -344,15 +378,44 @@ Test(cli_run, help_lists_defaults)
 {
     run_result r = run_kvsim("run", "--help", NULL);
     cr_assert_eq(r.status, 0);
-    const char *want[] = {"--watermark", "default 0.01", "--max-seqs", "default 256",
-                          "--max-batched-tokens", "default 8192", "--no-chunked-prefill",
-                          "--no-prefix-caching", "--admit-full-prompt", "--free-order",
-                          "--preempt", "--time-model", "roofline", "--seed", "--out",
-                          "--sample-every", "--json", "--quiet", "--model", "llama-3-8b",
-                          "--gpu", "H100-SXM", "--gpu-util", "0.9", "--block-size", "16",
-                          "--num-blocks", "--kv-budget", "--reserve", "--tp", "--pp",
-                          "--kv-dtype", "--limit", "--time-scale", "--rate",
-                          "--shared-prefix", "--trace-block-size", "--format"};
+    const char *want[] = {"--watermark",
+                          "default 0.01",
+                          "--max-seqs",
+                          "default 256",
+                          "--max-batched-tokens",
+                          "default 8192",
+                          "--no-chunked-prefill",
+                          "--no-prefix-caching",
+                          "--admit-full-prompt",
+                          "--free-order",
+                          "--preempt",
+                          "--time-model",
+                          "roofline",
+                          "--seed",
+                          "--out",
+                          "--sample-every",
+                          "--json",
+                          "--quiet",
+                          "--model",
+                          "llama-3-8b",
+                          "--gpu",
+                          "H100-SXM",
+                          "--gpu-util",
+                          "0.9",
+                          "--block-size",
+                          "16",
+                          "--num-blocks",
+                          "--kv-budget",
+                          "--reserve",
+                          "--tp",
+                          "--pp",
+                          "--kv-dtype",
+                          "--limit",
+                          "--time-scale",
+                          "--rate",
+                          "--shared-prefix",
+                          "--trace-block-size",
+                          "--format"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(r.out, want[i]), "--help lacks '%s'", want[i]);
     run_result_free(&r);

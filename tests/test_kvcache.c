@@ -56,8 +56,11 @@ static kv_seq *new_seq(const uint32_t *tokens, uint32_t n)
     int i = n_seqs++;
     toks[i] = malloc(n * sizeof *toks[i]);
     memcpy(toks[i], tokens, n * sizeof *tokens);
-    kv_request_spec spec = {.prompt_len = n, .output_len = 100, .row = (uint32_t)i,
-                            .content = KV_CONTENT_TOKENS, .tokens = toks[i]};
+    kv_request_spec spec = {.prompt_len = n,
+                            .output_len = 100,
+                            .row = (uint32_t)i,
+                            .content = KV_CONTENT_TOKENS,
+                            .tokens = toks[i]};
     kv_content c;
     kv_content_from_spec(&c, &spec, 0, 0);
     kv_seq_init(&seqs[i], &c);

@@ -10,7 +10,7 @@
 
 #include "kvsim/engine.h"
 
-#define MAXR 8
+#define MAXR    8
 #define MAXSTEP 64
 
 typedef struct treq {
@@ -130,11 +130,11 @@ static void assert_table(int step, int req, const kv_block_id *want, uint32_t n)
 {
     snap *s = &snaps[step];
     cr_assert(s->taken, "step %d never ran", step);
-    cr_assert_eq(s->len[req], n, "step %d r%d: table length %u, want %u", step, req,
-                 s->len[req], n);
+    cr_assert_eq(s->len[req], n, "step %d r%d: table length %u, want %u", step, req, s->len[req],
+                 n);
     for (uint32_t j = 0; j < n; j++)
-        cr_assert_eq(s->table[req][j], want[j], "step %d r%d table[%u] = %d, want %d", step,
-                     req, j, s->table[req][j], want[j]);
+        cr_assert_eq(s->table[req][j], want[j], "step %d r%d table[%u] = %d, want %d", step, req, j,
+                     s->table[req][j], want[j]);
 }
 
 static void assert_queue(int step, const kv_block_id *want, size_t n)
@@ -362,8 +362,8 @@ Test(sched, s6_2_watermark_blocks_floor_of_ieee_product)
     struct {
         double wm;
         uint32_t n, want;
-    } cases[] = {{0.29, 101, 28}, {0.01, 101, 1}, {0.0, 101, 0}, {0.3, 11, 3}, {0.7, 11, 7},
-                 {0.01, 100, 0}};
+    } cases[] = {{0.29, 101, 28}, {0.01, 101, 1}, {0.0, 101, 0},
+                 {0.3, 11, 3},    {0.7, 11, 7},   {0.01, 100, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         treq r[] = {{0, 1, 1, 0}};
         make_trace(r, 1);

@@ -22,17 +22,17 @@
 struct kv_step_view;
 
 typedef struct kv_engine_config {
-    uint32_t num_blocks;     /* N, null block included */
-    uint32_t block_size;     /* b */
-    bool prefix_caching;     /* default on */
+    uint32_t num_blocks; /* N, null block included */
+    uint32_t block_size; /* b */
+    bool prefix_caching; /* default on */
     kv_free_order free_order;
     kv_sched_config sched;
     kv_timing timing;
-    uint32_t shared_prefix;  /* --shared-prefix N for content-less rows */
-    const char *model_name;  /* hash seed (DESIGN §3) */
+    uint32_t shared_prefix; /* --shared-prefix N for content-less rows */
+    const char *model_name; /* hash seed (DESIGN §3) */
     const char *kv_dtype;
-    uint32_t sample_every;   /* on_sample every N steps (≥ 1); metrics see every step */
-    bool check_invariants;   /* R9 walk after every step (debug builds turn it on) */
+    uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
+    bool check_invariants; /* R9 walk after every step (debug builds turn it on) */
     /* Optional observers; ctx is passed back. */
     void (*on_sample)(void *ctx, const kv_sample *s);
     void (*on_progress)(void *ctx, int64_t now_ns, uint64_t done, uint64_t total);
@@ -43,19 +43,19 @@ typedef struct kv_engine_config {
 
 /* What on_step_end sees. */
 typedef struct kv_step_view {
-    uint64_t step;        /* 1-based */
+    uint64_t step; /* 1-based */
     int64_t start_ns, end_ns;
-    const kv_req *reqs;   /* all requests, trace order */
+    const kv_req *reqs; /* all requests, trace order */
     size_t n;
     const kv_pool *pool;
     const kv_batch *batch; /* the step's scheduled requests, in scheduling order */
 } kv_step_view;
 
 typedef struct kv_run_result {
-    kv_req *reqs;          /* one per trace request, in trace order */
+    kv_req *reqs; /* one per trace request, in trace order */
     size_t n;
     uint64_t steps;
-    int64_t sim_time_ns;   /* max(end of the last step, last arrival) */
+    int64_t sim_time_ns; /* max(end of the last step, last arrival) */
     uint64_t finished, rejected, unfinished;
     uint64_t evictions;
     uint64_t output_tokens; /* Σ output_len of finished requests */

@@ -11,13 +11,13 @@
 
 #include <stddef.h>
 
-#define KV_ERRNO_MAP(X)                                                                    \
-    X(EINVAL, "invalid argument")                                                          \
-    X(ENOMEM, "out of memory")                                                             \
-    X(EIO, "input/output error")                                                           \
-    X(ENOENT, "no such file or preset")                                                    \
-    X(EPARSE, "malformed input")                                                           \
-    X(ERANGE, "value out of range")                                                        \
+#define KV_ERRNO_MAP(X)                                                                            \
+    X(EINVAL, "invalid argument")                                                                  \
+    X(ENOMEM, "out of memory")                                                                     \
+    X(EIO, "input/output error")                                                                   \
+    X(ENOENT, "no such file or preset")                                                            \
+    X(EPARSE, "malformed input")                                                                   \
+    X(ERANGE, "value out of range")                                                                \
     X(ECAPACITY, "configuration leaves no usable blocks")
 
 enum {

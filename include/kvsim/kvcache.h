@@ -20,20 +20,20 @@
 typedef struct kv_cache kv_cache; /* opaque */
 
 typedef struct kv_seq {
-    kv_block_id *table;   /* block table, len entries */
+    kv_block_id *table; /* block table, len entries */
     uint32_t len, cap;
-    uint32_t num_cached;  /* table[0..num_cached) are hashed (from hits or cached here) */
-    kv_digest *hashes;    /* the request's chain, n_hashes computed so far */
+    uint32_t num_cached; /* table[0..num_cached) are hashed (from hits or cached here) */
+    kv_digest *hashes;   /* the request's chain, n_hashes computed so far */
     uint32_t n_hashes, cap_hashes;
     kv_content content;
-    uint32_t max_tokens;  /* most tokens it will ever hold (0 = unknown): sizes the table
-                             and chain with one allocation each */
+    uint32_t max_tokens; /* most tokens it will ever hold (0 = unknown): sizes the table
+                            and chain with one allocation each */
 } kv_seq;
 
 /* A lookup result: the hit blocks (a prefix of the request's chain). */
 typedef struct kv_hits {
-    kv_block_id *blocks; /* owned by the cache's scratch; valid until the next lookup */
-    uint32_t n;          /* hit blocks; hit tokens = n · b */
+    kv_block_id *blocks;  /* owned by the cache's scratch; valid until the next lookup */
+    uint32_t n;           /* hit blocks; hit tokens = n · b */
     uint32_t n_evictable; /* hits at refcount 0, which leave the free queue when touched */
 } kv_hits;
 

@@ -15,9 +15,9 @@
 
 /* One row of timeseries.csv.  Counters marked cumulative are totals so far. */
 typedef struct kv_sample {
-    int64_t time_ns;   /* step start */
-    int64_t dt_ns;     /* step duration */
-    uint64_t step;     /* 1-based */
+    int64_t time_ns; /* step start */
+    int64_t dt_ns;   /* step duration */
+    uint64_t step;   /* 1-based */
     uint32_t running, waiting;
     uint32_t physical_blocks;    /* refcount > 0 */
     uint64_t logical_blocks;     /* Σ block-table lengths */

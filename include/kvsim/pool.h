@@ -18,11 +18,11 @@
 
 #include "kvsim/blockhash.h"
 
-typedef struct kv_pool kv_pool;  /* opaque; see src/pool.c for invariants */
-typedef int32_t kv_block_id;     /* index into the pool; 0 is the null block */
+typedef struct kv_pool kv_pool; /* opaque; see src/pool.c for invariants */
+typedef int32_t kv_block_id;    /* index into the pool; 0 is the null block */
 
 #define KV_NULL_BLOCK 0
-#define KV_NO_BLOCK (-1)
+#define KV_NO_BLOCK   (-1)
 
 typedef enum kv_free_order {
     KV_FREE_SPLIT = 0, /* unhashed prepended, hashed appended (vLLM ≥ #42656, default) */
@@ -38,13 +38,13 @@ const char *kv_free_order_name(kv_free_order o);
 int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_order order);
 void kv_pool_destroy(kv_pool *pool); /* NULL ok; asserts no block is referenced */
 
-uint32_t kv_pool_num_blocks(const kv_pool *pool); /* N */
-uint32_t kv_pool_usable(const kv_pool *pool);     /* N − 1 */
-uint32_t kv_pool_num_free(const kv_pool *pool);   /* free-queue length, cached included (R3) */
+uint32_t kv_pool_num_blocks(const kv_pool *pool);      /* N */
+uint32_t kv_pool_usable(const kv_pool *pool);          /* N − 1 */
+uint32_t kv_pool_num_free(const kv_pool *pool);        /* free-queue length, cached included (R3) */
 uint32_t kv_pool_num_cached_free(const kv_pool *pool); /* free blocks that still hold a hash */
-uint32_t kv_pool_num_used(const kv_pool *pool);   /* refcount > 0 blocks = (N−1) − num_free */
-uint64_t kv_pool_evictions(const kv_pool *pool);  /* cached blocks popped for reuse (R4) */
-double kv_pool_usage(const kv_pool *pool);        /* 1 − num_free/(N−1) (R8) */
+uint32_t kv_pool_num_used(const kv_pool *pool);  /* refcount > 0 blocks = (N−1) − num_free */
+uint64_t kv_pool_evictions(const kv_pool *pool); /* cached blocks popped for reuse (R4) */
+double kv_pool_usage(const kv_pool *pool);       /* 1 − num_free/(N−1) (R8) */
 bool kv_pool_caching(const kv_pool *pool);
 
 uint32_t kv_pool_refcount(const kv_pool *pool, kv_block_id b);

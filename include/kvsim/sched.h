@@ -46,16 +46,16 @@ typedef struct kv_req {
     const kv_request_spec *spec;
     kv_req_status status;
     kv_reject_reason reject;
-    uint32_t num_generated;   /* tokens sampled so far */
-    uint32_t num_computed;    /* tokens whose KV is computed (or scheduled this step) */
+    uint32_t num_generated; /* tokens sampled so far */
+    uint32_t num_computed;  /* tokens whose KV is computed (or scheduled this step) */
     uint32_t preemptions;
-    uint32_t hit_tokens;      /* prefix hit at the first admission */
-    bool admitted;            /* admitted at least once */
-    bool deferred_once;       /* held back by the watermark at least once */
+    uint32_t hit_tokens;        /* prefix hit at the first admission */
+    bool admitted;              /* admitted at least once */
+    bool deferred_once;         /* held back by the watermark at least once */
     int64_t first_scheduled_ns; /* −1 until admitted */
     int64_t first_token_ns;     /* −1 until the first token is sampled */
     int64_t finish_ns;          /* −1 until finished */
-    uint32_t step_new;        /* tokens scheduled in the current step */
+    uint32_t step_new;          /* tokens scheduled in the current step */
     kv_seq seq;
 } kv_req;
 
@@ -75,11 +75,11 @@ typedef struct kv_sched_config {
 
 typedef struct kv_sched_counters {
     uint64_t preemptions;
-    uint64_t deferrals;       /* (step, held-back head) pairs */
-    uint64_t deferral_steps;  /* steps with a deferral */
+    uint64_t deferrals;         /* (step, held-back head) pairs */
+    uint64_t deferral_steps;    /* steps with a deferral */
     uint64_t deferred_requests; /* distinct requests ever held back by the watermark */
-    uint64_t admitted;        /* admissions, re-admissions after preemption included */
-    uint64_t rejected[4];     /* by kv_reject_reason */
+    uint64_t admitted;          /* admissions, re-admissions after preemption included */
+    uint64_t rejected[4];       /* by kv_reject_reason */
 } kv_sched_counters;
 
 /* The scheduled work of one step, in scheduling order (running loop, then admission). */

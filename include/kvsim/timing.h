@@ -38,7 +38,7 @@ typedef struct kv_timing {
     double active_params;
     double attn_flops_per_pair; /* 4 · L · H_q · d */
     double weight_bytes_rank;
-    double kv_bytes_rank;       /* c_rank */
+    double kv_bytes_rank; /* c_rank */
     uint32_t tp, pp;
     /* linear */
     double a, b, c;
@@ -48,8 +48,8 @@ typedef struct kv_timing {
 
 /* Defaults of the roofline's free constants (README states them). */
 #define KV_ROOFLINE_OVERHEAD_S 0.002
-#define KV_ROOFLINE_MFU 0.6
-#define KV_ROOFLINE_MBU 0.8
+#define KV_ROOFLINE_MFU        0.6
+#define KV_ROOFLINE_MBU        0.8
 
 /* Parse "roofline[:overhead=S,mfu=F,mbu=F]", "linear:A,B,C" or "fixed:DT".  The roofline
  * hardware terms are filled by kv_timing_bind.  0 or -KV_EINVAL with a diag. */

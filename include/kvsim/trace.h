@@ -43,15 +43,15 @@ typedef enum kv_content_kind {
 } kv_content_kind;
 
 typedef struct kv_request_spec {
-    int64_t arrival_ns;   /* ≥ 0, after --time-scale */
-    uint32_t prompt_len;  /* 1..KV_TRACE_MAX_LEN */
-    uint32_t output_len;  /* 1..KV_TRACE_MAX_LEN */
-    uint32_t row;         /* 0-based index among the file's non-empty data rows */
-    uint32_t line;        /* 1-based physical line where the row starts (for messages) */
-    int32_t priority;     /* lower = more important; 0 if absent */
-    const char *id;       /* the trace's id, or NULL (then the row index is the id) */
-    const char *adapter;  /* LoRA name, NULL = none (an empty string means none) */
-    const char *salt;     /* cache salt, NULL = none (empty means none) */
+    int64_t arrival_ns;  /* ≥ 0, after --time-scale */
+    uint32_t prompt_len; /* 1..KV_TRACE_MAX_LEN */
+    uint32_t output_len; /* 1..KV_TRACE_MAX_LEN */
+    uint32_t row;        /* 0-based index among the file's non-empty data rows */
+    uint32_t line;       /* 1-based physical line where the row starts (for messages) */
+    int32_t priority;    /* lower = more important; 0 if absent */
+    const char *id;      /* the trace's id, or NULL (then the row index is the id) */
+    const char *adapter; /* LoRA name, NULL = none (an empty string means none) */
+    const char *salt;    /* cache salt, NULL = none (empty means none) */
     kv_content_kind content;
     const uint32_t *tokens;   /* prompt_len ids when content == TOKENS */
     const uint64_t *hash_ids; /* n_hash_ids = ⌈prompt_len/tb⌉ ids when content == HASH_IDS */
@@ -74,7 +74,7 @@ typedef struct kv_trace {
     kv_trace_format format;    /* what was read (detected or forced) */
     uint32_t trace_block_size; /* tb in effect */
     char *path;
-    void *arena__;             /* private: owns ids, strings, tokens, hash_ids */
+    void *arena__; /* private: owns ids, strings, tokens, hash_ids */
 } kv_trace;
 
 /* Load a trace.  0, or a negative KV_E* with the diag naming file and line:
@@ -82,8 +82,7 @@ typedef struct kv_trace {
  * data, undetectable format, empty trace), -KV_ERANGE (a value out of range: length, time,
  * token or hash id, priority), -KV_EINVAL (bad options: time_scale, rate).  opt may be
  * NULL (all defaults).  Never leaves *out half-built: on error *out is NULL. */
-int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
-                  kv_diag *diag);
+int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag);
 void kv_trace_free(kv_trace *t); /* NULL ok */
 
 #endif

@@ -89,7 +89,8 @@ int cli_next(cli_parser *p, const char **arg)
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             o = find_long(p, name, len);
             if (!o) {
-                cli_error(CLI_USAGE, "unknown option '--%.*s' for 'kvsim %s' (see 'kvsim %s --help')",
+                cli_error(CLI_USAGE,
+                          "unknown option '--%.*s' for 'kvsim %s' (see 'kvsim %s --help')",
                           (int)len, name, p->cmd, p->cmd);
                 return CLI_OPT_ERROR;
             }

@@ -33,7 +33,7 @@ typedef struct cli_opt {
     const char *name; /* long name without "--"; NULL ends a table */
     char short_name;  /* 0 = none */
     bool has_arg;
-    int id;           /* > 0, unique across the tables a command uses */
+    int id; /* > 0, unique across the tables a command uses */
 } cli_opt;
 
 typedef struct cli_parser {
@@ -69,15 +69,15 @@ int cli_parse_size(const char *opt, const char *arg, uint64_t *out);
 
 /* ---- shared option group: model, GPU, parallelism, pool sizing (DESIGN §2) ------------ */
 typedef struct cli_model_opts {
-    const char *model;     /* preset or config.json path; default "llama-3-8b" */
-    const char *gpu;       /* preset; default "H100-SXM" */
-    double gpu_util;       /* default 0.9 */
-    uint64_t reserve;      /* bytes; default stated in README */
-    uint32_t tp, pp;       /* default 1, 1 */
-    const char *kv_dtype;  /* NULL = the model's */
-    uint32_t block_size;   /* default 16 */
-    uint32_t num_blocks;   /* 0 = derive */
-    uint64_t kv_budget;    /* 0 = derive */
+    const char *model;                   /* preset or config.json path; default "llama-3-8b" */
+    const char *gpu;                     /* preset; default "H100-SXM" */
+    double gpu_util;                     /* default 0.9 */
+    uint64_t reserve;                    /* bytes; default stated in README */
+    uint32_t tp, pp;                     /* default 1, 1 */
+    const char *kv_dtype;                /* NULL = the model's */
+    uint32_t block_size;                 /* default 16 */
+    uint32_t num_blocks;                 /* 0 = derive */
+    uint64_t kv_budget;                  /* 0 = derive */
     uint32_t layers, kv_heads, head_dim; /* 0 = no override */
     uint32_t kv_scale_group, kv_scale_bytes;
 } cli_model_opts;

@@ -95,9 +95,12 @@ int cmd_hash(int argc, char **argv)
     if (rc == CLI_OK && kv_hasher_create(&h, model, dtype, block_size) != 0)
         rc = cli_error(CLI_RUNTIME, "cannot initialise SHA-256");
     if (rc == CLI_OK) {
-        kv_request_spec spec = {.prompt_len = (uint32_t)n, .output_len = 1,
-                                .content = KV_CONTENT_TOKENS, .tokens = tokens,
-                                .adapter = adapter, .salt = salt};
+        kv_request_spec spec = {.prompt_len = (uint32_t)n,
+                                .output_len = 1,
+                                .content = KV_CONTENT_TOKENS,
+                                .tokens = tokens,
+                                .adapter = adapter,
+                                .salt = salt};
         kv_content c;
         kv_content_from_spec(&c, &spec, 0, 0);
         uint32_t full = (uint32_t)(n / block_size);
@@ -109,8 +112,7 @@ int cmd_hash(int argc, char **argv)
             printf("%u %s\n", j, hex);
         }
         if (full == 0)
-            fprintf(stderr, "kvsim: note: %zu tokens make no full block of %u\n", n,
-                    block_size);
+            fprintf(stderr, "kvsim: note: %zu tokens make no full block of %u\n", n, block_size);
         free(d);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");

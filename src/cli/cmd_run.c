@@ -139,8 +139,9 @@ int cmd_run(int argc, char **argv)
             rc = cli_model_opts_handle(&mo, id, arg);
     }
     if (rc == CLI_OK && p.n_positional != 1)
-        rc = cli_error(CLI_USAGE, p.n_positional ? "kvsim run takes one TRACE, got %d"
-                                                 : "kvsim run needs a TRACE file%.0d",
+        rc = cli_error(CLI_USAGE,
+                       p.n_positional ? "kvsim run takes one TRACE, got %d"
+                                      : "kvsim run needs a TRACE file%.0d",
                        p.n_positional);
     if (rc == CLI_OK && plot && !out_dir)
         rc = cli_error(CLI_USAGE, "--plot needs --out DIR (the figures are drawn from the "
@@ -184,8 +185,8 @@ int cmd_run(int argc, char **argv)
     }
     if (rc == CLI_OK && !quiet) {
         if (json_out)
-            json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                            JSON_REAL_PRECISION(12));
+            json_dumpf(summary, stdout,
+                       JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
         else
             cli_print_summary(stdout, summary);
         if (json_out)

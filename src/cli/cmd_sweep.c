@@ -63,13 +63,20 @@ enum {
 /* Sweep's own table comes first, so its list options shadow the single-valued options of
  * the same names in the model and simulation groups. */
 static const cli_opt options[] = {
-    {"help", 'h', false, OPT_HELP},          {"out", 'o', true, OPT_OUT},
-    {"jobs", 'j', true, OPT_JOBS},           {"emit-jobs", 0, true, OPT_EMIT},
-    {"quiet", 'q', false, OPT_QUIET},        {"sample-every", 0, true, OPT_SAMPLE_EVERY},
-    {"block-size", 0, true, OPT_BLOCK_SIZE}, {"num-blocks", 0, true, OPT_NUM_BLOCKS},
-    {"kv-budget", 0, true, OPT_KV_BUDGET},   {"watermark", 0, true, OPT_WATERMARK},
-    {"free-order", 0, true, OPT_FREE_ORDER}, {"max-seqs", 0, true, OPT_MAX_SEQS},
-    {"preempt", 0, true, OPT_PREEMPT},       {"plot", 0, false, OPT_PLOT},
+    {"help", 'h', false, OPT_HELP},
+    {"out", 'o', true, OPT_OUT},
+    {"jobs", 'j', true, OPT_JOBS},
+    {"emit-jobs", 0, true, OPT_EMIT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"sample-every", 0, true, OPT_SAMPLE_EVERY},
+    {"block-size", 0, true, OPT_BLOCK_SIZE},
+    {"num-blocks", 0, true, OPT_NUM_BLOCKS},
+    {"kv-budget", 0, true, OPT_KV_BUDGET},
+    {"watermark", 0, true, OPT_WATERMARK},
+    {"free-order", 0, true, OPT_FREE_ORDER},
+    {"max-seqs", 0, true, OPT_MAX_SEQS},
+    {"preempt", 0, true, OPT_PREEMPT},
+    {"plot", 0, false, OPT_PLOT},
     {NULL, 0, false, 0},
 };
 

@@ -136,8 +136,7 @@ int cli_sim_opts_handle(cli_sim_opts *o, int id, const char *arg)
     case OPT_MAX_SEQS:
         return cli_parse_u32("max-seqs", arg, 1, 1u << 24, &o->sched.max_seqs);
     case OPT_MAX_BATCHED:
-        return cli_parse_u32("max-batched-tokens", arg, 1, 1u << 30,
-                             &o->sched.max_batched_tokens);
+        return cli_parse_u32("max-batched-tokens", arg, 1, 1u << 30, &o->sched.max_batched_tokens);
     case OPT_CHUNKED:
     case OPT_NO_CHUNKED:
         o->sched.chunked_prefill = id == OPT_CHUNKED;
@@ -201,8 +200,8 @@ json_t *cli_config_json(const cli_sim_opts *o, const cli_setup *setup, const kv_
     json_object_set_new(j, "trace", json_string(t->path));
     json_object_set_new(j, "format", json_string(kv_trace_format_name(t->format)));
     json_object_set_new(j, "trace_block_size", json_integer(t->trace_block_size));
-    json_object_set_new(j, "limit", o->trace.limit ? json_integer((json_int_t)o->trace.limit)
-                                                   : json_null());
+    json_object_set_new(j, "limit",
+                        o->trace.limit ? json_integer((json_int_t)o->trace.limit) : json_null());
     json_object_set_new(j, "time_scale", json_real(o->trace.time_scale));
     json_object_set_new(j, "rate", o->trace.rate > 0 ? json_real(o->trace.rate) : json_null());
     json_object_set_new(j, "shared_prefix", json_integer(o->shared_prefix));

@@ -45,8 +45,7 @@ static void latency_row(FILE *f, const json_t *s, const char *name, const char *
         snprintf(path, sizeof path, "%s%s", p, q[i]);
         v[i] = num(s, path);
     }
-    fprintf(f, "    %-6s %10.4f %10.4f %10.4f %10.4f %10.4f\n", name, v[0], v[1], v[2], v[3],
-            v[4]);
+    fprintf(f, "    %-6s %10.4f %10.4f %10.4f %10.4f %10.4f\n", name, v[0], v[1], v[2], v[3], v[4]);
 }
 
 void cli_print_summary(FILE *f, const json_t *s)
@@ -55,10 +54,11 @@ void cli_print_summary(FILE *f, const json_t *s)
     const json_t *cfg = json_object_get(s, "config");
     fprintf(f, "kvsim run: %s (%s, %s requests)\n", str(s, "config", "trace"),
             str(s, "config", "format"), grouped(a, sizeof a, num(s, "requests.total")));
-    fprintf(f, "  setup       %s on %s, TP%.0f PP%.0f, %s KV, block %.0f tokens, %s blocks (from %s)\n",
-            str(s, "config", "model"), str(s, "config", "gpu"), num(cfg, "tp"), num(cfg, "pp"),
-            str(s, "config", "kv_dtype"), num(cfg, "block_size"),
-            grouped(b, sizeof b, num(cfg, "num_blocks")), str(s, "config", "num_blocks_from"));
+    fprintf(
+        f, "  setup       %s on %s, TP%.0f PP%.0f, %s KV, block %.0f tokens, %s blocks (from %s)\n",
+        str(s, "config", "model"), str(s, "config", "gpu"), num(cfg, "tp"), num(cfg, "pp"),
+        str(s, "config", "kv_dtype"), num(cfg, "block_size"),
+        grouped(b, sizeof b, num(cfg, "num_blocks")), str(s, "config", "num_blocks_from"));
     fprintf(f, "  requests    %s finished, %s rejected, %s unfinished\n",
             grouped(a, sizeof a, num(s, "requests.finished")),
             grouped(b, sizeof b, num(s, "requests.rejected")),
@@ -66,13 +66,15 @@ void cli_print_summary(FILE *f, const json_t *s)
     fprintf(f, "  rejections  exceeds_capacity %.0f, exceeds_watermark %.0f, exceeds_batch %.0f\n",
             num(s, "rejections.exceeds_capacity"), num(s, "rejections.exceeds_watermark"),
             num(s, "rejections.exceeds_batch"));
-    fprintf(f, "  blocks      usable %s; unique physical peak %s, mean %.1f; logical peak %s, "
-               "mean %.1f; sharing x%.3f\n",
+    fprintf(f,
+            "  blocks      usable %s; unique physical peak %s, mean %.1f; logical peak %s, "
+            "mean %.1f; sharing x%.3f\n",
             grouped(a, sizeof a, num(s, "blocks.usable")),
             grouped(b, sizeof b, num(s, "blocks.peak_physical")), num(s, "blocks.mean_physical"),
             grouped(c, sizeof c, num(s, "blocks.peak_logical")), num(s, "blocks.mean_logical"),
             num(s, "blocks.sharing_ratio"));
-    fprintf(f, "  prefix      hit rate %.2f%% (%s of %s prompt tokens); after preemption %s of %s\n",
+    fprintf(f,
+            "  prefix      hit rate %.2f%% (%s of %s prompt tokens); after preemption %s of %s\n",
             100.0 * num(s, "prefix.hit_rate"), grouped(a, sizeof a, num(s, "prefix.hits")),
             grouped(b, sizeof b, num(s, "prefix.queries")),
             grouped(c, sizeof c, num(s, "prefix.preempted_hits")),
@@ -89,9 +91,10 @@ void cli_print_summary(FILE *f, const json_t *s)
     latency_row(f, s, "TPOT", "tpot");
     latency_row(f, s, "E2E", "e2e");
     latency_row(f, s, "queue", "queue");
-    fprintf(f, "  throughput  %.1f output tokens/s, %.3f requests/s over %.3f s simulated (%s steps)\n",
-            num(s, "throughput.output_tok_per_s"), num(s, "throughput.requests_per_s"),
-            num(s, "sim_time_s"), grouped(a, sizeof a, num(s, "steps")));
+    fprintf(
+        f, "  throughput  %.1f output tokens/s, %.3f requests/s over %.3f s simulated (%s steps)\n",
+        num(s, "throughput.output_tok_per_s"), num(s, "throughput.requests_per_s"),
+        num(s, "sim_time_s"), grouped(a, sizeof a, num(s, "steps")));
     const json_t *notes = json_object_get(cfg, "notes");
     for (size_t i = 0; i < json_array_size(notes); i++)
         fprintf(f, "  note        %s\n", json_string_value(json_array_get(notes, i)));
