@@ -38,6 +38,7 @@
 
 #include "kvsim/mem.h"
 #include "kvsim/trace.h"
+#include "kvsim/text.h"
 
 /* ---- Φ⁻¹: Wichura, Algorithm AS 241 (PPND16), Applied Statistics 37 (1988) 477–484 ---- */
 
@@ -114,16 +115,6 @@ double kv_norm_quantile(double p)
 static const char keys_hint[] = "keys: p50 (required), other percentiles pNN with 0 < NN < 100 "
                                 "such as p90, p95, p99, p99.9, and min, max";
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
-
 /* Strict decimal number: the whole string, finite. */
 static bool parse_number(const char *s, double *out)
 {
@@ -179,7 +170,7 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
     bool any = false;
     for (char *item = strtok_r(copy, ",", &save); item && rc == 0;
          item = strtok_r(NULL, ",", &save)) {
-        item = trim(item);
+        item = kv_trim(item);
         if (*item == '\0')
             continue;
         any = true;
@@ -189,7 +180,7 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
             break;
         }
         *eq = '\0';
-        char *key = trim(item), *val = trim(eq + 1);
+        char *key = kv_trim(item), *val = kv_trim(eq + 1);
         double v;
         if (!parse_number(val, &v)) {
             rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);

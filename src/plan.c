@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/text.h"
 
 /* ---- SLO specs ---------------------------------------------------------------------- */
 
@@ -70,16 +71,6 @@ static int classify(const char *key, kv_slo_unit *unit)
             }
     }
     return -1;
-}
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
 }
 
 static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
@@ -132,7 +123,7 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
     kv_slo_set next = *s;
     char *copy = kv_xstrdup(spec);
     int rc = 0;
-    if (*trim(copy) == '\0')
+    if (*kv_trim(copy) == '\0')
         rc = kv_diag_set(diag, -KV_EINVAL, "empty SLO spec (KEY=VALUE,...; keys: %s)",
                          KV_SLO_KEYS_HINT);
     /* Split by hand rather than with strtok_r, which skips empty fields: an empty entry
@@ -141,7 +132,7 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
         char *comma = strchr(item, ',');
         if (comma)
             *comma = '\0';
-        item = trim(item);
+        item = kv_trim(item);
         char *eq = strchr(item, '=');
         if (*item == '\0') {
             rc = kv_diag_set(diag, -KV_EINVAL, "empty entry in '%s'", spec);
@@ -153,7 +144,7 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
             break;
         }
         *eq = '\0';
-        char *key = trim(item), *val = trim(eq + 1);
+        char *key = kv_trim(item), *val = kv_trim(eq + 1);
         kv_slo_unit unit;
         if (classify(key, &unit) != 0) {
             rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", key,

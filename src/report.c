@@ -199,7 +199,6 @@ struct kv_out {
     char *dir;
     char *tmp[F_COUNT]; /* temp paths; NULL when not created */
     FILE *ts;
-    bool ts_error;
     bool committed;
 };
 

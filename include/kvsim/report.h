@@ -33,7 +33,8 @@ typedef struct kv_out kv_out; /* opaque */
 
 /* Create dir (and parents) and open timeseries.csv.tmp.  0 or -KV_EIO with a diag. */
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag);
-/* Engine on_sample callback: ctx is the kv_out.  Write errors are remembered. */
+/* Engine on_sample callback: ctx is the kv_out.  A write error surfaces at commit
+ * (ferror on close). */
 void kv_out_sample(void *ctx, const kv_sample *s);
 /* Write summary.json, perf.json (NULL skips it) and requests.csv, then rename all into
  * place.  Takes ownership of nothing.  0 or -KV_EIO with a diag (nothing renamed). */
