@@ -253,7 +253,7 @@ int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag)
     if (!f) {
         rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp, strerror(errno));
     } else {
-        if (json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
+        if (json_dumpf(v, f, KV_JSON_FLAGS) != 0)
             errno = EIO;
         fputc('\n', f);
         rc = close_checked(f, tmp, diag);
@@ -310,9 +310,12 @@ static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
     FILE *f = fopen(o->tmp[which], "w");
     if (!f)
         return kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[which], strerror(errno));
-    json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    int bad = json_dumpf(v, f, KV_JSON_FLAGS) != 0;
     fputc('\n', f);
-    return close_checked(f, o->tmp[which], diag);
+    int rc = close_checked(f, o->tmp[which], diag);
+    if (rc == 0 && bad)
+        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", o->tmp[which]);
+    return rc;
 }
 
 int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv_run_result *r,

@@ -1,8 +1,9 @@
 /* timing: step-time models (include/kvsim/timing.h).
  *
  * Pure arithmetic over doubles, rounded once to integer nanoseconds with llround, so the
- * same inputs give the same clock on every machine.  A step always takes at least 1 ns:
- * simulated time must advance for the event order to stay well defined.
+ * same inputs give the same clock on every machine.  No clamp: a step may take 0 ns
+ * (linear:0,… on a step that schedules nothing); the engine's order stays well defined by
+ * sequence numbers, and every step makes progress (tokens or a preemption).
  */
 #include "kvsim/timing.h"
 
@@ -153,7 +154,7 @@ int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_
     }
     }
     long long ns = llround(sec * 1e9);
-    return ns < 1 ? 1 : ns;
+    return ns < 0 ? 0 : ns;
 }
 
 void kv_timing_describe(const kv_timing *t, char *buf, size_t n)

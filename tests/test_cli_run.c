@@ -108,8 +108,8 @@ Test(cli_run, golden_tiny_shared)
     json_t *g = load_json(src_path("tests/data/golden/tiny_shared.summary.json"));
     json_object_del(json_object_get(s, "config"), "trace");
     json_object_del(json_object_get(g, "config"), "trace");
-    char *a = json_dumps(s, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(12));
-    char *b = json_dumps(g, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+    char *a = json_dumps(s, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(15));
+    char *b = json_dumps(g, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(15));
     cr_assert_str_eq(a, b, "summary.json differs from tests/data/golden/tiny_shared.summary.json");
     free(a), free(b), free(rq), free(sp), free(out);
     json_decref(s), json_decref(g);

@@ -16,6 +16,10 @@
 #include "kvsim/error.h"
 #include "kvsim/metrics.h"
 
+/* How every JSON output file is printed: 2-space indent, keys in insertion order, reals
+ * with 15 significant digits (exact to the nanosecond for times below 10^6 s). */
+#define KV_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
 /* summary.json as a JSON object; takes ownership of config (the echo, may be NULL). */
 json_t *kv_report_summary(const kv_run_result *r, json_t *config);
 

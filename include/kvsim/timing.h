@@ -11,7 +11,8 @@
  * history (a cache saves compute, not reading), and a request's history is read once per
  * step, as a tiled attention kernel streams it.  attn_pairs = Σ over scheduled tokens of
  * the positions each query attends to: the attention FLOPs.  For decode (one token per
- * request) both equal the context length.  Results are integer nanoseconds, at least 1.
+ * request) both equal the context length.  Results are integer nanoseconds (fixed:DT ≥ 1;
+ * the others may round to 0 for an empty step).
  * Absolute times are estimates; block counts are exact for the given time model.
  */
 #ifndef KVSIM_TIMING_H
@@ -56,7 +57,7 @@ typedef struct kv_timing {
 int kv_timing_parse(const char *spec, kv_timing *out, kv_diag *diag);
 /* Fill the roofline's model/GPU terms. */
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s);
-/* Step duration in ns (≥ 1). */
+/* Step duration in ns (≥ 0). */
 int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens,
                           uint64_t attn_pairs);
 /* Canonical text of the model, for the config echo: "fixed:0.010000000". */

@@ -33,6 +33,7 @@
 #include "cli/plan_cli.h"
 #include "cli/sim.h"
 #include "kvsim/mem.h"
+#include "kvsim/report.h"
 
 enum {
     OPT_HELP = 1,
@@ -571,7 +572,7 @@ int cmd_plan(int argc, char **argv)
     if (rc == CLI_OK && !a.quiet) {
         if (a.json) {
             json_t *j = plan_json(&c.p);
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+            json_dumpf(j, stdout, KV_JSON_FLAGS);
             fputc('\n', stdout);
             json_decref(j);
         } else {

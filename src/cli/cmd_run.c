@@ -186,7 +186,7 @@ int cmd_run(int argc, char **argv)
     if (rc == CLI_OK && !quiet) {
         if (json_out)
             json_dumpf(summary, stdout,
-                       JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+                       KV_JSON_FLAGS);
         else
             cli_print_summary(stdout, summary);
         if (json_out)

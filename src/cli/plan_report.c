@@ -525,7 +525,7 @@ int plan_write_files(const plan *p, const char *dir, kv_diag *diag)
             write_csv(f, p);
         } else {
             json_t *j = plan_json(p);
-            if (json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)))
+            if (json_dumpf(j, f, KV_JSON_FLAGS))
                 errno = errno ? errno : EIO;
             fputc('\n', f);
             json_decref(j);

@@ -2,7 +2,7 @@
  *
  * A row is a pure function of one summary.json: every column is a path into that object
  * (one table below, so the header and the values cannot drift apart), printed as JSON wrote
- * it — integers as integers, reals with 12 significant digits (the precision summary.json
+ * it — integers as integers, reals with 15 significant digits (the precision summary.json
  * itself is written with, so the CSV text and the JSON text name the same number).  Nothing
  * depends on which process ran a configuration or when, so `sweep -j 1`, `sweep -j 8` and
  * `merge` of the same directories write byte-identical files.
@@ -172,7 +172,7 @@ static void csv_value(FILE *f, const json_t *v)
     if (json_is_integer(v))
         fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else if (json_is_real(v))
-        fprintf(f, "%.12g", json_real_value(v));
+        fprintf(f, "%.15g", json_real_value(v));
     else if (json_is_string(v))
         kv_csv_field(f, json_string_value(v));
     /* null: an empty cell */
