@@ -165,8 +165,8 @@ static void step_start(engine *e, int64_t now)
         e->res->unfinished += kv_sched_abandon(e->sched);
         return;
     }
-    int64_t dt = kv_timing_step_ns(&e->cfg->timing, e->batch.tokens, e->batch.kv_read_tokens,
-                                   e->batch.attn_pairs);
+    int64_t dt = kv_timing_step_ns(&e->cfg->timing, e->batch.tokens, e->batch.kv_tokens_read,
+                                   e->batch.kv_tokens_streamed);
     take_sample(e, now, dt);
     e->step_start = now;
     heap_push(&e->events, now + dt, EV_STEP_END, 0);

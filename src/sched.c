@@ -240,9 +240,9 @@ static void batch_add(kv_batch *b, kv_req *r, uint32_t num_new)
     r->step_new = num_new;
     uint64_t c = r->num_computed, n = num_new;
     b->tokens += n;
-    b->kv_read_tokens += c + n;
+    b->kv_tokens_streamed += c + n;
     /* Scheduled token i (1-based) attends to c + i positions. */
-    b->attn_pairs += n * c + n * (n + 1) / 2;
+    b->kv_tokens_read += n * c + n * (n + 1) / 2;
 }
 
 static void batch_remove(kv_batch *b, kv_req *r)
@@ -253,8 +253,8 @@ static void batch_remove(kv_batch *b, kv_req *r)
     assert(i < b->n);
     uint64_t c = r->num_computed, n = r->step_new;
     b->tokens -= n;
-    b->kv_read_tokens -= c + n;
-    b->attn_pairs -= n * c + n * (n + 1) / 2;
+    b->kv_tokens_streamed -= c + n;
+    b->kv_tokens_read -= n * c + n * (n + 1) / 2;
     memmove(&b->reqs[i], &b->reqs[i + 1], (b->n - i - 1) * sizeof *b->reqs);
     b->n--;
     r->step_new = 0;
@@ -382,7 +382,7 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
 {
     running_compact(s);
     batch->n = 0;
-    batch->tokens = batch->kv_read_tokens = batch->attn_pairs = 0;
+    batch->tokens = batch->kv_tokens_streamed = batch->kv_tokens_read = 0;
     batch->preempted = 0;
     s->pass++;
     uint32_t budget = schedule_running(s, batch, s->cfg.max_batched_tokens);

@@ -130,24 +130,24 @@ void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_s
     t->pp = s->pp;
 }
 
-int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens,
-                          uint64_t attn_pairs)
+int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_tokens_read,
+                          uint64_t kv_tokens_streamed)
 {
     double sec;
     switch (t->kind) {
     case KV_TIME_FIXED:
         return t->fixed_ns;
     case KV_TIME_LINEAR:
-        sec = t->a + t->b * (double)tokens + t->c * (double)kv_read_tokens;
+        sec = t->a + t->b * (double)tokens + t->c * (double)kv_tokens_read;
         break;
     case KV_TIME_ROOFLINE:
     default: {
-        double flops =
-            2.0 * t->active_params * (double)tokens + t->attn_flops_per_pair * (double)attn_pairs;
+        double flops = 2.0 * t->active_params * (double)tokens +
+                       t->attn_flops_per_pair * (double)kv_tokens_read;
         double ranks = (double)t->tp * t->pp;
         double compute = flops / (ranks * t->peak_flops * t->mfu);
         double bytes =
-            t->weight_bytes_rank + ((double)kv_read_tokens + (double)tokens) * t->kv_bytes_rank;
+            t->weight_bytes_rank + ((double)kv_tokens_streamed + (double)tokens) * t->kv_bytes_rank;
         double memory = bytes / (t->hbm_bw * t->mbu);
         sec = t->overhead_s + t->pp * (compute > memory ? compute : memory);
         break;

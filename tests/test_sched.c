@@ -5,6 +5,7 @@
  * R9 invariants after every step. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,4 +501,51 @@ Test(sched, s5_shared_prefix_is_physically_shared)
     cr_assert_eq(res.metrics.peak_logical, 6);
     cr_assert_eq(res.metrics.peak_physical, 4, "shared blocks are counted once");
     cr_assert_gt(kv_metrics_sharing_ratio(&res.metrics), 1.0);
+}
+
+/* ---- §6 step time -------------------------------------------------------------------- */
+
+Test(sched, s6_time_linear_reads_every_tokens_history)
+{
+    /* linear:A,B,C with C per KV token read: a 100-token prefill's queries read
+     * 1 + 2 + … + 100 = 5050 positions (5.05 s); the decode step reads 101 (0.101 s). */
+    treq r[] = {{0, 100, 2, 0}};
+    make_trace(r, 1);
+    kv_engine_config c = base_config(100, 16);
+    kv_diag d;
+    cr_assert_eq(kv_timing_parse("linear:0,0,0.001", &c.timing, &d), 0);
+    run(&c);
+    cr_assert_eq(res.reqs[0].first_token_ns, 5050000000);
+    cr_assert_eq(res.reqs[0].finish_ns, 5151000000);
+    /* A and B: 2 ms per step + 10 µs per scheduled token. */
+    teardown();
+    make_trace(r, 1);
+    cr_assert_eq(kv_timing_parse("linear:0.002,0.00001,0", &c.timing, &d), 0);
+    run(&c);
+    cr_assert_eq(res.reqs[0].first_token_ns, 3000000);
+    cr_assert_eq(res.reqs[0].finish_ns, 3000000 + 2010000);
+}
+
+Test(sched, s6_time_roofline_decode_is_memory_bound)
+{
+    /* One decode step of llama-3-8b-like figures: weights dominate the bytes, so the step
+     * takes overhead + weights / (bandwidth · mbu). */
+    kv_timing t;
+    kv_diag d;
+    cr_assert_eq(kv_timing_parse("roofline:overhead=0.001,mfu=0.5,mbu=0.5", &t, &d), 0);
+    t.peak_flops = 1e15;
+    t.hbm_bw = 2e12;
+    t.active_params = 8e9;
+    t.attn_flops_per_pair = 4.0 * 32 * 32 * 128;
+    t.weight_bytes_rank = 16e9;
+    t.kv_bytes_rank = 131072;
+    t.tp = t.pp = 1;
+    /* 1 token reading 1000 positions: memory = (16e9 + 1001·131072) / 1e12 s. */
+    double want = 0.001 + (16e9 + 1001.0 * 131072) / (2e12 * 0.5);
+    cr_assert_eq(kv_timing_step_ns(&t, 1, 1000, 1000), llround(want * 1e9));
+    /* An 8k prefill is compute-bound: 2·8e9·8192 + attention pairs. */
+    uint64_t pairs = 8192ull * 8193 / 2;
+    double flops = 2 * 8e9 * 8192 + t.attn_flops_per_pair * (double)pairs;
+    double want2 = 0.001 + flops / (1e15 * 0.5);
+    cr_assert_eq(kv_timing_step_ns(&t, 8192, pairs, 8192), llround(want2 * 1e9));
 }

@@ -86,12 +86,12 @@ typedef struct kv_sched_counters {
 typedef struct kv_batch {
     kv_req **reqs;
     uint32_t n, cap;
-    uint64_t tokens;         /* Σ step_new */
-    uint64_t kv_read_tokens; /* Σ over scheduled requests of the KV history read: computed
-                                + new tokens (each request's context, once per step) */
-    uint64_t attn_pairs;     /* Σ over scheduled tokens of the positions its query attends
-                                to (itself included): attention FLOPs scale with this */
-    uint32_t preempted;      /* preemptions in this step */
+    uint64_t tokens;             /* Σ step_new */
+    uint64_t kv_tokens_read;     /* DESIGN's "KV tokens read": Σ over scheduled tokens of the
+                                    positions its query attends to (itself included) */
+    uint64_t kv_tokens_streamed; /* Σ over scheduled requests of their visible history
+                                    (computed + new): KV bytes a tiled kernel streams */
+    uint32_t preempted;          /* preemptions in this step */
 } kv_batch;
 
 typedef struct kv_sched kv_sched; /* opaque */

@@ -1,19 +1,21 @@
 /* timing: how long one engine step takes (DESIGN §6 "Step time").
  *
  *   roofline   overhead + PP · max(flops / (TP·PP · peak · mfu), bytes_rank / (hbm · mbu))
- *              flops = 2 · active_params · tokens + 4 · L · H_q · d · attn_pairs
- *              bytes_rank = weights_rank + (kv_read_tokens + tokens) · c_rank
- *   linear     A + B · tokens + C · kv_read_tokens   (seconds; fit from measurements)
+ *              flops = 2 · active_params · tokens + 4 · L · H_q · d · kv_tokens_read
+ *              bytes_rank = weights_rank + (kv_tokens_streamed + tokens) · c_rank
+ *   linear     A + B · tokens + C · kv_tokens_read   (seconds; fit from measurements)
  *   fixed      DT                                   (seconds, rounded to integer ns)
  *
- * kv_read_tokens = Σ over scheduled requests of the KV history the request's queries read
- * this step (computed + newly scheduled tokens): prefix hits are read like any other
- * history (a cache saves compute, not reading), and a request's history is read once per
- * step, as a tiled attention kernel streams it.  attn_pairs = Σ over scheduled tokens of
- * the positions each query attends to: the attention FLOPs.  For decode (one token per
- * request) both equal the context length.  Results are integer nanoseconds (fixed:DT ≥ 1;
- * the others may round to 0 for an empty step).
- * Absolute times are estimates; block counts are exact for the given time model.
+ * kv_tokens_read is DESIGN's "KV tokens read": every scheduled token's query reads its
+ * whole visible history (its own position included), so a chunk of n tokens after c
+ * computed ones reads n·c + n(n+1)/2; prefix hits are read like any history (a cache
+ * saves compute, not reading).  It drives the attention FLOPs and linear's C term.  The
+ * roofline's memory term instead counts each scheduled request's history once per step
+ * (kv_tokens_streamed = c + n), as a tiled attention kernel streams it: counting it per
+ * token would make an 8k-token prefill look 100x memory-bound.  For decode (n = 1) the
+ * two are equal.  Results are integer nanoseconds (fixed:DT >= 1; the others may round
+ * to 0 for an empty step).  Absolute times are estimates; block counts are exact for the
+ * given time model.
  */
 #ifndef KVSIM_TIMING_H
 #define KVSIM_TIMING_H
@@ -58,8 +60,8 @@ int kv_timing_parse(const char *spec, kv_timing *out, kv_diag *diag);
 /* Fill the roofline's model/GPU terms. */
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s);
 /* Step duration in ns (≥ 0). */
-int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_read_tokens,
-                          uint64_t attn_pairs);
+int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_tokens_read,
+                          uint64_t kv_tokens_streamed);
 /* Canonical text of the model, for the config echo: "fixed:0.010000000". */
 void kv_timing_describe(const kv_timing *t, char *buf, size_t n);
 
