@@ -167,6 +167,12 @@ static void step_start(engine *e, int64_t now)
     }
     int64_t dt = kv_timing_step_ns(&e->cfg->timing, e->batch.tokens, e->batch.kv_tokens_read,
                                    e->batch.kv_tokens_streamed);
+    if (dt > INT64_MAX - now) {
+        /* The step would end past 2^63 ns (292 years): stop rather than wrap. */
+        e->res->clock_overflow = true;
+        e->res->unfinished += kv_sched_abandon(e->sched);
+        return;
+    }
     take_sample(e, now, dt);
     e->step_start = now;
     heap_push(&e->events, now + dt, EV_STEP_END, 0);
@@ -274,7 +280,7 @@ int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_res
     }
 
     uint64_t arrived = 0, progress_every = 4096;
-    while (e.events.n > 0 && !res->livelock) {
+    while (e.events.n > 0 && !res->livelock && !res->clock_overflow) {
         event ev = heap_pop(&e.events);
         switch (ev.kind) {
         case EV_ARRIVAL:
@@ -296,8 +302,8 @@ int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_res
             break;
         }
     }
-    if (res->livelock) {
-        /* Requests that never arrived before the guard fired are unfinished too. */
+    if (res->livelock || res->clock_overflow) {
+        /* Requests that never arrived before the run stopped are unfinished too. */
         for (size_t i = 0; i < res->n; i++)
             if (res->reqs[i].status == KV_REQ_PENDING) {
                 res->reqs[i].status = KV_REQ_UNFINISHED;
@@ -315,6 +321,11 @@ int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_res
     if (cfg->on_progress)
         cfg->on_progress(cfg->ctx, res->sim_time_ns, arrived, trace->n);
     teardown(&e);
+    if (res->clock_overflow)
+        return kv_diag_set(diag, -KV_ERANGE,
+                           "the simulated clock passed 2^63 ns (292 years) at step %llu: "
+                           "arrivals or step times are too large",
+                           (unsigned long long)res->steps);
     return 0;
 }
 

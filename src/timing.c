@@ -8,6 +8,7 @@
 #include "kvsim/timing.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,11 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
             return kv_diag_set(diag, -KV_EINVAL,
                                "--time-model '%s': fixed:DT needs DT in seconds, e.g. fixed:0.01",
                                spec);
+        if (!(dt * 1e9 < 9.2e18))
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "--time-model '%s': a step of %g s does not fit 64-bit "
+                               "nanoseconds",
+                               spec, dt);
         long long ns = llround(dt * 1e9);
         if (ns < 1)
             return kv_diag_set(diag, -KV_EINVAL,
@@ -153,8 +159,13 @@ int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_token
         break;
     }
     }
-    long long ns = llround(sec * 1e9);
-    return ns < 0 ? 0 : ns;
+    /* A step too long for 64-bit nanoseconds saturates; the engine reports the clock
+     * overflow rather than wrapping. */
+    double ns = sec * 1e9;
+    if (!(ns < 9.2e18))
+        return INT64_MAX;
+    long long r = llround(ns);
+    return r < 0 ? 0 : r;
 }
 
 void kv_timing_describe(const kv_timing *t, char *buf, size_t n)

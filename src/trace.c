@@ -166,8 +166,11 @@ int kv__next_line(kv__reader *r)
     errno = 0;
     ssize_t got = getline(&r->buf, &r->buf_cap, r->f);
     if (got < 0) {
-        if (ferror(r->f))
-            return kv__fail(r, -KV_EIO, 0, "cannot read: %s", strerror(errno ? errno : EIO));
+        /* getline failing without EOF (ENOMEM on a huge line sets no error flag) must not
+         * look like the end of the trace. */
+        if (ferror(r->f) || !feof(r->f))
+            return kv__fail(r, -KV_EIO, r->lineno + 1, "cannot read: %s",
+                            strerror(errno ? errno : EIO));
         return 0;
     }
     r->lineno++;

@@ -163,6 +163,22 @@ Test(cli_estimate, safety_factor)
     json_t *j = estimate_json(GEOM64, "--kv-budget", "24GiB", "--safety", "0.5", NULL);
     cr_assert_eq(int_at(j, "capacity.max_concurrency"), 12, "⌊98304 · 0.5 / 4096⌋");
     cr_assert_eq(int_at(j, "capacity.paged_max_concurrency"), 11, "⌊6143 · 0.5 / 256⌋");
+    cr_assert_eq(int_at(j, "capacity.usable_token_concurrency"), 11, "⌊⌊6143·16/4096⌋ · 0.5⌋");
+    json_decref(j);
+}
+
+Test(cli_estimate, design_usable_token_concurrency)
+{
+    /* DESIGN §2: ⌊usable_blocks · b / target_len⌋, then × safety. */
+    json_t *j = estimate_json(GEOM64, "--kv-budget", "24GiB", NULL);
+    cr_assert_eq(int_at(j, "capacity.usable_token_concurrency"), 23, "⌊6143 · 16 / 4096⌋");
+    json_decref(j);
+    j = estimate_json("--num-blocks", "101", "--target-len", "17", NULL);
+    cr_assert_eq(int_at(j, "capacity.usable_token_concurrency"), 94, "⌊100 · 16 / 17⌋");
+    cr_assert_eq(int_at(j, "capacity.paged_max_concurrency"), 50, "⌊100 / ⌈17/16⌉⌋");
+    json_decref(j);
+    j = estimate_json(GEOM64, "--kv-budget", "24GiB", "--safety", "0.9", NULL);
+    cr_assert_eq(int_at(j, "capacity.usable_token_concurrency"), 20, "⌊23 · 0.9⌋");
     json_decref(j);
 }
 
@@ -396,6 +412,9 @@ ParameterizedTestParameters(cli_estimate, errors)
         {{"--model", "@tests/data/hf/incomplete.json"},
          1,
          "incomplete.json: missing required field 'num_attention_heads'"},
+        {{"--model", "@tests/data/hf/overflow.json"},
+         1,
+         "overflow.json: KV bytes per token overflow"},
         {{"--model", "@tests/data/hf/real-layers.json"},
          1,
          "'num_hidden_layers' must be a positive integer, not 32.0"},

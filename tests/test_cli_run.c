@@ -374,6 +374,39 @@ Test(cli_run, error_paths)
     free(blocker);
 }
 
+Test(cli_run, errors_from_file_contents_are_one_line)
+{
+    /* A quoted newline inside a CSV field is echoed escaped, never raw. */
+    char *q = write_file(dir, "q.csv", "arrival,prompt_len,output_len\n0,\"1\n0\",5\n");
+    run_result r = run_kvsim("run", q, "--num-blocks", "100", NULL);
+    assert_one_error_line(&r, 1, "kvsim: error: ");
+    cr_assert(strstr(r.err, "q.csv:2: 'prompt_len' must be a positive integer, got '1\\n0'"), "%s",
+              r.err);
+    run_result_free(&r);
+    free(q);
+}
+
+Test(cli_run, clock_overflow_is_an_error_not_a_wrap)
+{
+    char *t =
+        write_file(dir, "late.jsonl",
+                   "{\"arrival\": 9223372036.854, \"prompt_len\": 100, \"output_len\": 50}\n");
+    char *out = path_in(dir, "late");
+    run_result r = run_kvsim("run", t, "--num-blocks", "1000", "--out", out, NULL);
+    assert_one_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns");
+    cr_assert(!file_exists(path_in(out, "summary.json")), "no output after the error");
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "linear:1e9,1e9,1e9", NULL);
+    assert_one_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns");
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "fixed:1e10", NULL);
+    assert_one_error_line(&r, 2,
+                          "kvsim: error: --time-model 'fixed:1e10': a step of 1e+10 s "
+                          "does not fit 64-bit nanoseconds\n");
+    run_result_free(&r);
+    free(t), free(out);
+}
+
 Test(cli_run, help_lists_defaults)
 {
     run_result r = run_kvsim("run", "--help", NULL);

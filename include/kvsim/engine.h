@@ -65,10 +65,13 @@ typedef struct kv_run_result {
     uint32_t usable_blocks;    /* N − 1 */
     kv_metrics metrics;
     bool livelock;         /* the guard fired (should never happen) */
+    bool clock_overflow;   /* a step would end past INT64_MAX ns: the run stopped */
     bool invariant_failed; /* check_invariants found a violation */
 } kv_run_result;
 
-/* Replay.  0, or -KV_EINVAL (bad config: diag says which) / -KV_ECAPACITY. */
+/* Replay.  0, or -KV_EINVAL (bad config: diag says which) / -KV_ECAPACITY, or -KV_ERANGE
+ * when the simulated clock would pass INT64_MAX ns (out is still filled and must be
+ * released). */
 int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_result *out,
                   kv_diag *diag);
 void kv_run_result_release(kv_run_result *r);

@@ -18,11 +18,26 @@
 
 int cli_error(int code, const char *fmt, ...)
 {
+    /* One line, whatever the message quotes: control characters a user's file put into a
+     * field (a quoted newline, a CR) are escaped, never printed raw. */
+    char msg[2048];
     va_list ap;
-    fputs("kvsim: error: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fputs("kvsim: error: ", stderr);
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        if (*c == '\n')
+            fputs("\\n", stderr);
+        else if (*c == '\r')
+            fputs("\\r", stderr);
+        else if (*c == '\t')
+            fputs("\\t", stderr);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
     fputc('\n', stderr);
     return code;
 }

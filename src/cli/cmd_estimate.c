@@ -10,6 +10,8 @@
  * Concurrency, two ways (they differ by the tail waste of the last block):
  *   max_concurrency       = ⌊max_tokens · safety / target_len⌋          token theory
  *   paged_max_concurrency = ⌊usable_blocks · safety / ⌈target_len/b⌉⌋   whole blocks
+ *   usable_token_concurrency = ⌊⌊usable_blocks · b / target_len⌋ · safety⌋  DESIGN §2's
+ *                           formula: usable tokens, ignoring that requests round up to blocks
  * Ledgers are given for the whole model (c) and for one rank of the largest pipeline stage
  * (c_rank), which is what a GPU holds.  Without --lengths they describe one sequence of
  * --target-len tokens.
@@ -146,11 +148,12 @@ typedef struct results {
     const cli_model_opts *mo; /* the options, for the budget breakdown */
     const cli_setup *s;       /* resolved model, GPU, shard and capacity */
     const est_opts *e;
-    kv_ledgers whole;                   /* at c, the whole model */
-    kv_ledgers rank;                    /* at c_rank, one GPU of the largest stage */
-    uint64_t blocks_per_request;        /* ⌈target_len / b⌉ */
-    uint64_t max_concurrency;           /* ⌊max_tokens · safety / target_len⌋ */
-    uint64_t paged_max_concurrency;     /* ⌊usable · safety / blocks_per_request⌋ */
+    kv_ledgers whole;                  /* at c, the whole model */
+    kv_ledgers rank;                   /* at c_rank, one GPU of the largest stage */
+    uint64_t blocks_per_request;       /* ⌈target_len / b⌉ */
+    uint64_t max_concurrency;          /* ⌊max_tokens · safety / target_len⌋ */
+    uint64_t paged_max_concurrency;    /* ⌊usable · safety / blocks_per_request⌋ */
+    uint64_t usable_token_concurrency; /* DESIGN §2: ⌊⌊usable · b / target_len⌋ · safety⌋ */
     uint64_t sum_len, max_len, min_len; /* over e->lengths */
 } results;
 
@@ -216,6 +219,7 @@ static int print_json(const results *r)
     json_object_set_new(o, "blocks_per_request", ju(r->blocks_per_request));
     json_object_set_new(o, "max_concurrency", ju(r->max_concurrency));
     json_object_set_new(o, "paged_max_concurrency", ju(r->paged_max_concurrency));
+    json_object_set_new(o, "usable_token_concurrency", ju(r->usable_token_concurrency));
     json_object_set_new(root, "capacity", o);
 
     o = json_object();
@@ -321,6 +325,9 @@ static void print_table(const results *r)
     printf("  paged         %llu requests  (%u usable blocks x %g / %llu blocks each)\n",
            (unsigned long long)r->paged_max_concurrency, s->cap.usable_blocks, r->e->safety,
            (unsigned long long)r->blocks_per_request);
+    printf("  usable tokens %llu requests  (floor(%u usable blocks x %u / %llu) x %g)\n",
+           (unsigned long long)r->usable_token_concurrency, s->cap.usable_blocks, s->block_size,
+           (unsigned long long)r->e->target_len, r->e->safety);
 
     printf("\nledgers: %zu sequence%s, %llu tokens (max %llu), shared prefix %llu\n",
            r->e->n_lengths, r->e->n_lengths == 1 ? "" : "s", (unsigned long long)r->sum_len,
@@ -413,6 +420,8 @@ int cmd_estimate(int argc, char **argv)
             (uint64_t)floor((double)s.cap.max_tokens * e.safety / (double)e.target_len);
         r.paged_max_concurrency =
             (uint64_t)floor((double)s.cap.usable_blocks * e.safety / (double)r.blocks_per_request);
+        r.usable_token_concurrency = (uint64_t)floor(
+            (double)((uint64_t)s.cap.usable_blocks * s.block_size / e.target_len) * e.safety);
         if (e.json) {
             if (print_json(&r) != 0)
                 rc = cli_error(CLI_RUNTIME, "cannot write to standard output");

@@ -185,8 +185,7 @@ int cmd_run(int argc, char **argv)
     }
     if (rc == CLI_OK && !quiet) {
         if (json_out)
-            json_dumpf(summary, stdout,
-                       KV_JSON_FLAGS);
+            json_dumpf(summary, stdout, KV_JSON_FLAGS);
         else
             cli_print_summary(stdout, summary);
         if (json_out)

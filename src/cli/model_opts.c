@@ -227,8 +227,13 @@ int cli_model_resolve(const cli_model_opts *o, cli_setup *out)
     }
     if (kv_gpu_preset(o->gpu, &out->gpu, &d) != 0)
         return cli_error(CLI_USAGE, "--gpu: %s", d.msg);
-    if ((rc = kv_shard_compute(m, o->tp, o->pp, &out->shard, &d)) != 0)
+    /* A geometry that overflows comes from a config.json (a runtime input) unless the
+     * overrides on the command line made it. */
+    if ((rc = kv_shard_compute(m, o->tp, o->pp, &out->shard, &d)) != 0) {
+        if (out->model_path && !o->layers && !o->kv_heads && !o->head_dim)
+            return cli_error(CLI_RUNTIME, "%s: %s", out->model_path, d.msg);
         return cli_diag(CLI_USAGE, &d);
+    }
 
     out->block_size = o->block_size;
     if (o->num_blocks) {
