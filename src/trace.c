@@ -169,7 +169,7 @@ int kv__next_line(kv__reader *r)
         /* getline failing without EOF (ENOMEM on a huge line sets no error flag) must not
          * look like the end of the trace. */
         if (ferror(r->f) || !feof(r->f))
-            return kv__fail(r, -KV_EIO, r->lineno + 1, "cannot read: %s",
+            return kv__fail(r, -KV_EIO, r->lineno ? r->lineno + 1 : 0, "cannot read: %s",
                             strerror(errno ? errno : EIO));
         return 0;
     }
