@@ -49,6 +49,16 @@
 #define uthash_fatal(msg) (fprintf(stderr, "kvsim: fatal: %s\n", msg), abort())
 #include <uthash.h>
 
+/* Size the bucket array for the pool when the table is made (at its first HASH_ADD):
+ * 2^index_log2 ≥ 2N buckets keep chains below one entry on average, so a find touches
+ * about one block instead of walking the ~5-entry chains uthash's grow-at-10 rule leaves
+ * (each entry a cache miss into another block).  uthash reads these macros where HASH_ADD
+ * expands, where `p` is the pool. */
+#undef HASH_INITIAL_NUM_BUCKETS
+#undef HASH_INITIAL_NUM_BUCKETS_LOG2
+#define HASH_INITIAL_NUM_BUCKETS      (1u << p->index_log2)
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 (p->index_log2)
+
 typedef struct block {
     uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
     kv_block_id prev; /* free-queue links; valid only while queued */
@@ -67,7 +77,8 @@ struct kv_pool {
     uint32_t num_free;        /* queue length */
     uint32_t num_cached_free; /* queued blocks that are hashed */
     uint64_t evictions;
-    block *index; /* uthash head: first holders */
+    block *index;        /* uthash head: first holders */
+    unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
     bool caching;
     kv_free_order order;
 };
@@ -182,6 +193,9 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
     p->caching = caching;
     p->order = order;
     p->blocks = kv_xcalloc((size_t)num_blocks + 1, sizeof *p->blocks);
+    p->index_log2 = 5;
+    while (p->index_log2 < 22 && (1ull << p->index_log2) < 2ull * num_blocks)
+        p->index_log2++;
     block *B = p->blocks;
     kv_block_id s = sentinel(p);
     B[s].prev = B[s].next = s;
