@@ -488,3 +488,43 @@ Test(plot, detect)
     rm_rf(dir);
     free(dir);
 }
+
+/* ---- sweep --plot and plan --plot ----------------------------------------------------- */
+
+Test(plot, sweep_plot_draws_the_watermark_chart)
+{
+    char *dir = make_temp_dir();
+    run_result r = run_kvsim("sweep", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "6",
+                             "--limit", "200", "--num-blocks", "600", "--watermark", "0,0.05",
+                             "--out", dir, "--plot", "-q", NULL);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_empty(r.out, "--quiet: nothing on stdout");
+    assert_figure(dir, "sweep_watermark");
+    cr_assert(!has_file(dir, "sweep_block_size.png"), "one block size: no block-size chart");
+    run_result_free(&r);
+    r = run_kvsim("sweep", src_path("traces/tiny.csv"), "--watermark", "0,0.05", "--out", dir,
+                  "--emit-jobs", "-", "--plot", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kvsim: error: --plot needs a finished sweep: with --emit-jobs, run "
+                            "the jobs, then 'kvsim merge DIR' and 'kvsim plot DIR'\n");
+    run_result_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(plot, plan_plot_draws_the_curve)
+{
+    char *dir = make_temp_dir();
+    run_result r = run_kvsim("plan", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2",
+                             "--limit", "150", "--slo", "ttft_p99=2s", "--time-model",
+                             "linear:0.002,0.00002,0.00000001", "--out", dir, "--plot", "-q", NULL);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    assert_figure(dir, "plan_curve");
+    run_result_free(&r);
+    r = run_kvsim("plan", src_path("traces/tiny.csv"), "--slo", "ttft_p99=2s", "--plot", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kvsim: error: --plot needs --out DIR to write the figure into\n");
+    run_result_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
