@@ -146,6 +146,18 @@ void run_result_free(run_result *r)
     r->out = r->err = NULL;
 }
 
+void assert_error_line(const run_result *r, int status, const char *prefix, const char *contains)
+{
+    cr_assert_eq(r->status, status, "exit %d, want %d; stderr: %s", r->status, status, r->err);
+    cr_assert_str_empty(r->out, "nothing on stdout after an error: %s", r->out);
+    cr_assert_eq(strncmp(r->err, prefix, strlen(prefix)), 0, "stderr: '%s', want prefix '%s'",
+                 r->err, prefix);
+    const char *nl = strchr(r->err, '\n');
+    cr_assert(nl && nl[1] == '\0', "stderr is not exactly one line: '%s'", r->err);
+    if (contains)
+        cr_assert(strstr(r->err, contains), "stderr '%s' lacks '%s'", r->err, contains);
+}
+
 static const char *join_env(const char *var, const char *rel)
 {
     static char buf[8][4096];

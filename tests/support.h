@@ -21,6 +21,10 @@ run_result run_kvsimv(const char *const *args);
 run_result run_kvsim_env(const char *const *env, const char *const *args);
 void run_result_free(run_result *r);
 
+/* kvsim's error contract: exit `status`, nothing on stdout, stderr exactly one line that
+ * starts with `prefix` (e.g. "kvsim: error: ") and, when `contains` is not NULL, holds it. */
+void assert_error_line(const run_result *r, int status, const char *prefix, const char *contains);
+
 /* $KVSIM_SRC/rel, $KVSIM_SHARED/rel: paths into the source tree and ../shared. */
 const char *src_path(const char *rel);
 const char *shared_path(const char *rel);

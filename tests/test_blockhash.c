@@ -242,11 +242,7 @@ Test(blockhash, cli_hash_errors)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_result r = run_kvsimv(cases[i].args);
-        cr_assert_eq(r.status, cases[i].status, "case %zu: status %d (%s)", i, r.status, r.err);
-        cr_assert_eq(strncmp(r.err, cases[i].msg, strlen(cases[i].msg)), 0,
-                     "case %zu: stderr was '%s'", i, r.err);
-        cr_assert_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "one line");
-        cr_assert_str_eq(r.out, "");
+        assert_error_line(&r, cases[i].status, cases[i].msg, NULL);
         run_result_free(&r);
     }
 }

@@ -61,16 +61,6 @@ static double jnum(const json_t *j, const char *a, const char *b)
     return json_number_value(v);
 }
 
-static void assert_one_error_line(const run_result *r, int status, const char *prefix)
-{
-    cr_assert_eq(r->status, status, "exit %d, want %d; stderr: %s", r->status, status, r->err);
-    cr_assert_eq(strncmp(r->err, prefix, strlen(prefix)), 0, "stderr: '%s', want prefix '%s'",
-                 r->err, prefix);
-    const char *nl = strchr(r->err, '\n');
-    cr_assert(nl && nl[1] == '\0', "exactly one line on stderr: '%s'", r->err);
-    cr_assert_str_eq(r->out, "", "nothing on stdout after an error");
-}
-
 /* ---- golden run on the bundled hand-made trace ------------------------------------ */
 
 Test(cli_run, golden_tiny_shared)
@@ -287,8 +277,7 @@ Test(cli_run, failed_run_leaves_no_output_and_keeps_old_files)
                            "{\"arrival\": 0, \"prompt_len\": 4, \"output_len\": 2}\n"
                            "{\"arrival\": 1, \"prompt_len\": 4, \"output_len\": 0}\n");
     r = run_kvsim("run", bad, "--out", out, NULL);
-    assert_one_error_line(&r, 1, "kvsim: error: ");
-    cr_assert(strstr(r.err, "bad.jsonl:2: 'output_len'"), "names file and line: %s", r.err);
+    assert_error_line(&r, 1, "kvsim: error: ", "bad.jsonl:2: 'output_len'");
     char *after = read_file(path_in(out, "summary.json"), NULL);
     cr_assert_str_eq(before, after, "an earlier complete summary.json is untouched");
     cr_assert(!file_exists(path_in(out, "summary.json.tmp")));
@@ -368,7 +357,7 @@ Test(cli_run, error_paths)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_result r = run_kvsimv(cases[i].args);
         cr_assert_eq(r.status, cases[i].status, "case %zu: exit %d (%s)", i, r.status, r.err);
-        assert_one_error_line(&r, cases[i].status, cases[i].prefix);
+        assert_error_line(&r, cases[i].status, cases[i].prefix, NULL);
         run_result_free(&r);
     }
     free(blocker);
@@ -379,9 +368,8 @@ Test(cli_run, errors_from_file_contents_are_one_line)
     /* A quoted newline inside a CSV field is echoed escaped, never raw. */
     char *q = write_file(dir, "q.csv", "arrival,prompt_len,output_len\n0,\"1\n0\",5\n");
     run_result r = run_kvsim("run", q, "--num-blocks", "100", NULL);
-    assert_one_error_line(&r, 1, "kvsim: error: ");
-    cr_assert(strstr(r.err, "q.csv:2: 'prompt_len' must be a positive integer, got '1\\n0'"), "%s",
-              r.err);
+    assert_error_line(
+        &r, 1, "kvsim: error: ", "q.csv:2: 'prompt_len' must be a positive integer, got '1\\n0'");
     run_result_free(&r);
     free(q);
 }
@@ -393,16 +381,17 @@ Test(cli_run, clock_overflow_is_an_error_not_a_wrap)
                    "{\"arrival\": 9223372036.854, \"prompt_len\": 100, \"output_len\": 50}\n");
     char *out = path_in(dir, "late");
     run_result r = run_kvsim("run", t, "--num-blocks", "1000", "--out", out, NULL);
-    assert_one_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns");
+    assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
     cr_assert(!file_exists(path_in(out, "summary.json")), "no output after the error");
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "linear:1e9,1e9,1e9", NULL);
-    assert_one_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns");
+    assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "fixed:1e10", NULL);
-    assert_one_error_line(&r, 2,
-                          "kvsim: error: --time-model 'fixed:1e10': a step of 1e+10 s "
-                          "does not fit 64-bit nanoseconds\n");
+    assert_error_line(&r, 2,
+                      "kvsim: error: --time-model 'fixed:1e10': a step of 1e+10 s does not fit "
+                      "64-bit nanoseconds\n",
+                      NULL);
     run_result_free(&r);
     free(t), free(out);
 }

@@ -973,12 +973,7 @@ ParameterizedTest(cli_case *c, gen_cli, errors)
                                                       : c->args[i];
     argv[n] = NULL;
     run_result r = run_kvsimv(argv);
-    cr_assert_eq(r.status, c->status, "exit %d, want %d; stderr: %s", r.status, c->status, r.err);
-    cr_assert(strncmp(r.err, "kvsim: error: ", 14) == 0, "stderr: %s", r.err);
-    char *nl = strchr(r.err, '\n');
-    cr_assert(nl && nl[1] == '\0', "exactly one line on stderr: %s", r.err);
-    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
-    cr_assert_str_eq(r.out, "", "nothing on stdout");
+    assert_error_line(&r, c->status, "kvsim: error: ", c->msg);
     cr_assert_eq(count_entries(dir), 0, "no output or temp file may be left behind");
     run_result_free(&r);
     rm_rf(dir);

@@ -771,12 +771,6 @@ ParameterizedTest(err_case *c, plan_cli, errors)
         args[n++] = c->args[i][0] == '@' ? src_path(c->args[i] + 1) : c->args[i];
     args[n] = NULL;
     run_result r = run_kvsimv(args);
-    cr_assert_eq(r.status, c->status, "%s: exit %d, stderr: %s", c->msg, r.status, r.err);
-    cr_assert_str_empty(r.out, "stdout on error: %s", r.out);
-    cr_assert_eq(strncmp(r.err, "kvsim: error: ", 14), 0, "stderr: %s", r.err);
-    size_t len = strlen(r.err);
-    cr_assert(len > 0 && r.err[len - 1] == '\n' && strchr(r.err, '\n') == r.err + len - 1,
-              "stderr is not exactly one line: %s", r.err);
-    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
+    assert_error_line(&r, c->status, "kvsim: error: ", c->msg);
     run_result_free(&r);
 }

@@ -659,12 +659,7 @@ ParameterizedTest(err_case *c, sweep, errors)
     }
     args[n] = NULL;
     run_result r = run_kvsimv(args);
-    cr_assert_eq(r.status, c->status, "%s: exit %d, stderr: %s", c->msg, r.status, r.err);
-    cr_assert_str_empty(r.out, "stdout on error: %s", r.out);
-    cr_assert_eq(strncmp(r.err, "kvsim: error: ", 14), 0, "stderr: %s", r.err);
-    size_t len = strlen(r.err);
-    cr_assert(len > 0 && strchr(r.err, '\n') == r.err + len - 1, "not one line: %s", r.err);
-    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
+    assert_error_line(&r, c->status, "kvsim: error: ", c->msg);
     cr_assert(!file_exists(out), "an invalid sweep created its output directory");
     run_result_free(&r);
     free(out);
@@ -707,11 +702,7 @@ ParameterizedTest(merge_case *c, merge, errors)
     for (int i = 0; i < c->n_dirs; i++)
         args[1 + i] = tmp;
     run_result r = run_kvsimv(args);
-    cr_assert_eq(r.status, c->status, "%s: exit %d, stderr: %s", c->msg, r.status, r.err);
-    cr_assert_str_empty(r.out, "stdout on error: %s", r.out);
-    cr_assert_eq(strncmp(r.err, "kvsim: error: ", 14), 0, "stderr: %s", r.err);
-    cr_assert(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
-    cr_assert(strstr(r.err, c->msg), "stderr '%s' lacks '%s'", r.err, c->msg);
+    assert_error_line(&r, c->status, "kvsim: error: ", c->msg);
     char *csv = path2(tmp, "sweep.csv");
     cr_assert(!file_exists(csv), "a failed merge wrote sweep.csv");
     free(csv);
