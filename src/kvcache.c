@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvcache_internal.h"
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
@@ -69,20 +70,37 @@ uint32_t kv_cache_block_size(const kv_cache *c)
     return c->block_size;
 }
 
-void kv_seq_init(kv_seq *s, const kv_content *content)
+kv_seq *kv_seq_create(const kv_content *content, uint32_t max_tokens)
 {
-    memset(s, 0, sizeof *s);
+    kv_seq *s = kv_xcalloc(1, sizeof *s);
     s->content = *content;
+    s->max_tokens = max_tokens;
+    return s;
 }
 
-void kv_seq_release(kv_seq *s)
+void kv_seq_destroy(kv_seq *s)
 {
-    assert(s->len == 0 && "kv_seq_release: table not freed");
+    if (!s)
+        return;
+    assert(s->len == 0 && "kv_seq_destroy: table not freed");
     free(s->table);
     free(s->hashes);
-    s->table = NULL;
-    s->hashes = NULL;
-    s->cap = s->cap_hashes = s->n_hashes = s->num_cached = 0;
+    free(s);
+}
+
+uint32_t kv_seq_len(const kv_seq *s)
+{
+    return s->len;
+}
+
+const kv_block_id *kv_seq_table(const kv_seq *s)
+{
+    return s->table;
+}
+
+const kv_content *kv_seq_content(const kv_seq *s)
+{
+    return &s->content;
 }
 
 static void scratch_reserve(kv_cache *c, size_t n)
@@ -91,16 +109,22 @@ static void scratch_reserve(kv_cache *c, size_t n)
 }
 
 /* Make sure digests [0, n) of the chain exist. */
-static void ensure_hashes(kv_cache *c, kv_seq *s, uint32_t n)
+static void ensure_hashes(kv_hasher *h, kv_seq *s, uint32_t n)
 {
     if (n <= s->n_hashes)
         return;
     size_t cap = s->cap_hashes;
-    uint32_t most = s->max_tokens / c->block_size;
+    uint32_t most = s->max_tokens / kv_hasher_block_size(h);
     kv_grow((void **)&s->hashes, &cap, n > most ? n : most, sizeof *s->hashes);
     s->cap_hashes = (uint32_t)cap;
-    kv_hasher_chain(c->hasher, &s->content, s->hashes, s->n_hashes, n);
+    kv_hasher_chain(h, &s->content, s->hashes, s->n_hashes, n);
     s->n_hashes = n;
+}
+
+const kv_digest *kv_seq_chain(kv_seq *s, kv_hasher *h, uint32_t n)
+{
+    ensure_hashes(h, s, n);
+    return s->hashes;
 }
 
 void kv_cache_lookup(kv_cache *c, kv_seq *s, uint32_t num_tokens, kv_hits *out)
@@ -113,7 +137,7 @@ void kv_cache_lookup(kv_cache *c, kv_seq *s, uint32_t num_tokens, kv_hits *out)
     scratch_reserve(c, max_blocks);
     out->blocks = c->scratch;
     for (uint32_t j = 0; j < max_blocks; j++) {
-        ensure_hashes(c, s, j + 1);
+        ensure_hashes(c->hasher, s, j + 1);
         kv_block_id b = kv_pool_lookup(c->pool, &s->hashes[j]);
         if (b == KV_NO_BLOCK)
             break;
@@ -177,7 +201,7 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         uint32_t full = (uint32_t)(upto / c->block_size);
         assert(full <= s->len);
         if (full > s->num_cached) {
-            ensure_hashes(c, s, full);
+            ensure_hashes(c->hasher, s, full);
             for (uint32_t j = s->num_cached; j < full; j++)
                 kv_pool_cache(c->pool, s->table[j], &s->hashes[j]);
             s->num_cached = full;
@@ -215,4 +239,60 @@ void kv_cache_record_admission(kv_cache *c, uint32_t num_tokens, uint32_t hit_to
 const kv_prefix_stats *kv_cache_prefix_stats(const kv_cache *c)
 {
     return &c->stats;
+}
+
+/* ---- invariants --------------------------------------------------------------------- */
+
+static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
+{
+    uint32_t n = kv_pool_num_blocks(c->pool);
+    if (s->num_cached > s->len || s->num_cached > s->n_hashes)
+        return kv_diag_set(d, -KV_EINVARIANT,
+                           "kvcache: table %zu caches %u entries of %u with %u digests", i,
+                           s->num_cached, s->len, s->n_hashes);
+    for (uint32_t j = 0; j < s->len; j++) {
+        kv_block_id b = s->table[j];
+        if (b <= KV_NULL_BLOCK || (uint32_t)b >= n)
+            return kv_diag_set(d, -KV_EINVARIANT, "kvcache: table %zu entry %u holds bad id %d", i,
+                               j, b);
+        if (held[b])
+            return kv_diag_set(d, -KV_EINVARIANT, "kvcache: table %zu holds block %d twice", i, b);
+        held[b] = 1;
+        uint32_t ref = kv_pool_refcount(c->pool, b);
+        const kv_digest *dg = kv_pool_digest(c->pool, b);
+        if (ref == 0)
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "kvcache: table %zu entry %u: block %d has refcount 0", i, j, b);
+        if (j < s->num_cached && (!dg || memcmp(dg, &s->hashes[j], sizeof *dg) != 0))
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "kvcache: table %zu entry %u: block %d is not hashed with the "
+                               "chain's digest",
+                               i, j, b);
+        if (j >= s->num_cached && (dg || ref != 1))
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "kvcache: table %zu entry %u: uncached block %d is %s", i, j, b,
+                               dg ? "hashed" : "shared");
+    }
+    for (uint32_t j = 0; j < s->len; j++)
+        held[s->table[j]] = 0;
+    return 0;
+}
+
+int kv_cache_check(const kv_cache *c, kv_seq *const *seqs, size_t n, kv_diag *diag)
+{
+    uint8_t *held = kv_xcalloc(kv_pool_num_blocks(c->pool), 1);
+    uint64_t logical = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = check_seq(c, seqs[i], i, held, diag);
+        logical += seqs[i]->len;
+    }
+    free(held);
+    if (rc != 0)
+        return rc;
+    uint64_t refs = kv_pool_refcount_sum(c->pool);
+    if (refs != logical)
+        return kv_diag_set(diag, -KV_EINVARIANT, "R9: Σ refcounts %llu != Σ table lengths %llu",
+                           (unsigned long long)refs, (unsigned long long)logical);
+    return 0;
 }

@@ -41,14 +41,21 @@
 
 /* ---- SLO specs ---------------------------------------------------------------------- */
 
-static const char *const dists[] = {"ttft", "tpot", "e2e", "queue"};
-static const char *const stats[] = {"p50", "p90", "p95", "p99", "max", "mean"};
-#define N_DISTS (sizeof dists / sizeof dists[0])
-#define N_STATS (sizeof stats / sizeof stats[0])
-
 void kv_slo_set_init(kv_slo_set *s)
 {
     memset(s, 0, sizeof *s);
+}
+
+/* The summary field a latency key "<dist>_<stat>" names: latency_s.<dist>.<stat>, or NULL
+ * (so the latency keys are exactly the schema's latency figures). */
+static const kv_field *latency_field(const char *key)
+{
+    const char *us = strchr(key, '_');
+    char path[64];
+    if (!us || (size_t)(us - key) > 16)
+        return NULL;
+    snprintf(path, sizeof path, "latency_s.%.*s.%s", (int)(us - key), key, us + 1);
+    return kv_summary_field(path);
 }
 
 /* 0 and the unit, or -1 for an unknown key. */
@@ -58,19 +65,10 @@ static int classify(const char *key, kv_slo_unit *unit)
         *unit = KV_SLO_FRACTION;
         return 0;
     }
-    const char *us = strchr(key, '_');
-    if (!us)
+    if (!latency_field(key))
         return -1;
-    for (size_t d = 0; d < N_DISTS; d++) {
-        if (strlen(dists[d]) != (size_t)(us - key) || strncmp(key, dists[d], (size_t)(us - key)))
-            continue;
-        for (size_t t = 0; t < N_STATS; t++)
-            if (strcmp(us + 1, stats[t]) == 0) {
-                *unit = KV_SLO_SECONDS;
-                return 0;
-            }
-    }
-    return -1;
+    *unit = KV_SLO_SECONDS;
+    return 0;
 }
 
 static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
@@ -189,33 +187,18 @@ int kv_slo_finish(kv_slo_set *s, kv_diag *diag)
     return 0;
 }
 
-static double num_at(const json_t *o, const char *k1, const char *k2, const char *k3)
+double kv_slo_measure(const kv_slo *slo, const kv_summary *s)
 {
-    const json_t *v = json_object_get(o, k1);
-    if (k2)
-        v = json_object_get(v, k2);
-    if (k3)
-        v = json_object_get(v, k3);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-double kv_slo_measure(const kv_slo *slo, const json_t *summary)
-{
-    double total = num_at(summary, "requests", "total", NULL);
+    double total = (double)s->requests.total;
     if (strcmp(slo->name, "preemption_rate") == 0)
-        return num_at(summary, "preemptions", NULL, NULL) / total;
+        return (double)s->preemptions / total;
     if (strcmp(slo->name, "reject_rate") == 0)
-        return (num_at(summary, "requests", "rejected", NULL) +
-                num_at(summary, "requests", "unfinished", NULL)) /
-               total;
-    if (!(num_at(summary, "requests", "finished", NULL) > 0))
+        return (double)(s->requests.rejected + s->requests.unfinished) / total;
+    if (s->requests.finished == 0)
         return NAN;
-    char dist[24];
-    snprintf(dist, sizeof dist, "%s", slo->name);
-    char *us = strchr(dist, '_');
-    assert(us);
-    *us = '\0';
-    return num_at(summary, "latency_s", dist, us + 1);
+    const kv_field *f = latency_field(slo->name);
+    assert(f);
+    return kv_summary_number(s, f);
 }
 
 bool kv_slo_met(const kv_slo *slo, double value)

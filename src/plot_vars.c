@@ -31,6 +31,7 @@
 
 #include "kvsim/mem.h"
 #include "kvsim/report.h"
+#include "kvsim/summary.h"
 #include "plot_internal.h"
 
 enum { THIN_TARGET = 1000 };
@@ -196,10 +197,47 @@ static int count_rows(const char *path, double *rows, kv_diag *diag)
     return 0;
 }
 
+/* summary.json of a run, through the summary schema (a missing field is an error). */
+static int load_summary(const char *dir, kv_summary *sum, kv_diag *diag)
+{
+    json_t *j;
+    int rc = load_json(dir, "summary.json", &j, diag);
+    if (rc != 0)
+        return rc;
+    char *path = kv__path_join(dir, "summary.json");
+    rc = kv_summary_from_json(j, path, sum, diag);
+    free(path);
+    json_decref(j);
+    return rc;
+}
+
+/* "trace · model on GPU TPn · block B tokens · N blocks · watermark W" */
+static void run_title(const kv_summary *s, char *title, size_t n)
+{
+    const kv_summary_config *c = &s->config;
+    char part[160], num[32];
+    title[0] = '\0';
+    add_part(title, n, " · ", base_name(c->trace));
+    snprintf(part, sizeof part, "%s on %s", c->model, c->gpu);
+    if (c->tp > 1 || c->pp > 1) {
+        size_t l = strlen(part);
+        snprintf(part + l, sizeof part - l, " TP%llu PP%llu", (unsigned long long)c->tp,
+                 (unsigned long long)c->pp);
+    }
+    add_part(title, n, " · ", part);
+    snprintf(part, sizeof part, "block %llu tokens", (unsigned long long)c->block_size);
+    add_part(title, n, " · ", part);
+    with_commas(num, sizeof num, (double)s->blocks.num_blocks);
+    snprintf(part, sizeof part, "%s blocks", num);
+    add_part(title, n, " · ", part);
+    snprintf(part, sizeof part, "watermark %g", c->watermark);
+    add_part(title, n, " · ", part);
+}
+
 int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
 {
-    json_t *s;
-    int rc = load_json(dir, "summary.json", &s, diag);
+    kv_summary s;
+    int rc = load_summary(dir, &s, diag);
     if (rc != 0)
         return rc;
     double rows = 0;
@@ -207,83 +245,45 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
     rc = count_rows(ts, &rows, diag);
     free(ts);
     if (rc != 0) {
-        json_decref(s);
+        kv_summary_release(&s);
         return rc;
     }
-    const json_t *cfg = json_object_get(s, "config");
-
-    /* "trace · model on GPU TPn · block B tokens · N blocks · watermark W" */
-    char title[512] = "", part[160], num[32];
-    const char *trace = jstr(cfg, "trace"), *model = jstr(cfg, "model"), *gpu = jstr(cfg, "gpu");
-    if (trace)
-        add_part(title, sizeof title, " · ", base_name(trace));
-    if (model) {
-        double tp = jnum(cfg, "tp"), pp = jnum(cfg, "pp");
-        snprintf(part, sizeof part, "%s%s%s", model, gpu ? " on " : "", gpu ? gpu : "");
-        if (tp > 1 || pp > 1) {
-            size_t l = strlen(part);
-            snprintf(part + l, sizeof part - l, " TP%g PP%g", tp, pp);
-        }
-        add_part(title, sizeof title, " · ", part);
-    }
-    double bs = jnum(cfg, "block_size"), nb = jnum(s, "blocks.num_blocks");
-    double wm = jnum(cfg, "watermark");
-    if (isfinite(bs)) {
-        snprintf(part, sizeof part, "block %g tokens", bs);
-        add_part(title, sizeof title, " · ", part);
-    }
-    if (isfinite(nb)) {
-        with_commas(num, sizeof num, nb);
-        snprintf(part, sizeof part, "%s blocks", num);
-        add_part(title, sizeof title, " · ", part);
-    }
-    if (isfinite(wm)) {
-        snprintf(part, sizeof part, "watermark %g", wm);
-        add_part(title, sizeof title, " · ", part);
-    }
-    if (!*title)
-        add_part(title, sizeof title, "", dir);
+    char title[512], wm[32];
+    run_title(&s, title, sizeof title);
+    snprintf(wm, sizeof wm, "%g", s.config.watermark);
     double every = rows > THIN_TARGET ? ceil(rows / THIN_TARGET) : 1;
 
     kv__fig *f = kv__figlist_add(out, "blocks");
     kv__gpvars_str(&f->vars, "title_info", title);
     kv__gpvars_num(&f->vars, "nrows", rows);
     kv__gpvars_num(&f->vars, "every_n", every);
-    kv__gpvars_num(&f->vars, "usable", jnum(s, "blocks.usable"));
-    kv__gpvars_num(&f->vars, "wm_blocks", jnum(s, "watermark.blocks"));
-    if (isfinite(wm)) {
-        snprintf(part, sizeof part, "%g", wm);
-        kv__gpvars_str(&f->vars, "wm_label", part);
-    }
+    kv__gpvars_num(&f->vars, "usable", (double)s.blocks.usable);
+    kv__gpvars_num(&f->vars, "wm_blocks", (double)s.watermark.blocks);
+    kv__gpvars_str(&f->vars, "wm_label", wm);
 
     f = kv__figlist_add(out, "pressure");
     kv__gpvars_str(&f->vars, "title_info", title);
     kv__gpvars_num(&f->vars, "nrows", rows);
     kv__gpvars_num(&f->vars, "every_n", every);
-    double t_end = jnum(s, "sim_time_s");
-    kv__gpvars_num(&f->vars, "t_end", t_end > 0 ? t_end : NAN);
-    kv__gpvars_num(&f->vars, "n_preempt", jnum(s, "preemptions"));
-    kv__gpvars_num(&f->vars, "n_defer", jnum(s, "watermark.deferrals"));
-    if (isfinite(wm)) {
-        snprintf(part, sizeof part, "%g", wm);
-        kv__gpvars_str(&f->vars, "wm_label", part);
-    }
+    kv__gpvars_num(&f->vars, "t_end", s.sim_time_s > 0 ? s.sim_time_s : NAN);
+    kv__gpvars_num(&f->vars, "n_preempt", (double)s.preemptions);
+    kv__gpvars_num(&f->vars, "n_defer", (double)s.watermark.deferrals);
+    kv__gpvars_str(&f->vars, "wm_label", wm);
 
     f = kv__figlist_add(out, "latency_cdf");
     kv__gpvars_str(&f->vars, "title_info", title);
-    double finished = jnum(s, "requests.finished");
-    kv__gpvars_num(&f->vars, "n_finished", isfinite(finished) ? finished : 1);
-    kv__gpvars_num(&f->vars, "n_total", jnum(s, "requests.total"));
+    kv__gpvars_num(&f->vars, "n_finished", (double)s.requests.finished);
+    kv__gpvars_num(&f->vars, "n_total", (double)s.requests.total);
     static const char *const lat[] = {"ttft", "tpot"}, *const pct[] = {"p50", "p95", "p99"};
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++) {
             char path[64], var[32];
             snprintf(path, sizeof path, "latency_s.%s.%s", lat[i], pct[j]);
             snprintf(var, sizeof var, "%s_%s", lat[i], pct[j]);
-            double x = jnum(s, path);
+            double x = kv_summary_number(&s, kv_summary_field(path));
             kv__gpvars_num(&f->vars, var, x > 0 ? x : NAN);
         }
-    json_decref(s);
+    kv_summary_release(&s);
     return 0;
 }
 

@@ -33,55 +33,12 @@
 #include "kvsim/pool.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
-
-/* The digest is already uniformly distributed: its first word is a perfect bucket key. */
-#define HASH_FUNCTION(keyptr, keylen, hashv)                                                       \
-    do {                                                                                           \
-        (void)(keylen);                                                                            \
-        memcpy(&(hashv), (keyptr), sizeof(hashv));                                                 \
-    } while (0)
-#define uthash_fatal(msg) (fprintf(stderr, "kvsim: fatal: %s\n", msg), abort())
-#include <uthash.h>
-
-/* Size the bucket array for the pool when the table is made (at its first HASH_ADD):
- * 2^index_log2 ≥ 2N buckets keep chains below one entry on average, so a find touches
- * about one block instead of walking the ~5-entry chains uthash's grow-at-10 rule leaves
- * (each entry a cache miss into another block).  uthash reads these macros where HASH_ADD
- * expands, where `p` is the pool. */
-#undef HASH_INITIAL_NUM_BUCKETS
-#undef HASH_INITIAL_NUM_BUCKETS_LOG2
-#define HASH_INITIAL_NUM_BUCKETS      (1u << p->index_log2)
-#define HASH_INITIAL_NUM_BUCKETS_LOG2 (p->index_log2)
-
-typedef struct block {
-    uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
-    kv_block_id prev; /* free-queue links; valid only while queued */
-    kv_block_id next;
-    kv_block_id dup_prev; /* other holders of the same digest, insertion order; */
-    kv_block_id dup_next; /*   KV_NO_BLOCK at either end; valid only while hashed */
-    kv_block_id dup_last; /* valid in the first holder only: the last holder */
-    bool hashed;          /* digest is valid and the block is in the index */
-    kv_digest digest;
-    UT_hash_handle hh; /* linked into the table iff hashed and dup_prev == KV_NO_BLOCK */
-} block;
-
-struct kv_pool {
-    block *blocks;            /* N + 1 entries; [N] is the queue sentinel */
-    uint32_t n;               /* N */
-    uint32_t num_free;        /* queue length */
-    uint32_t num_cached_free; /* queued blocks that are hashed */
-    uint64_t evictions;
-    block *index;        /* uthash head: first holders */
-    unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
-    bool caching;
-    kv_free_order order;
-};
+#include "pool_internal.h"
 
 int kv_free_order_parse(const char *s, kv_free_order *out)
 {
@@ -109,6 +66,7 @@ static kv_block_id sentinel(const kv_pool *p)
 static void link_after(kv_pool *p, kv_block_id at, kv_block_id b)
 {
     block *B = p->blocks;
+    assert(B[b].prev == KV_NO_BLOCK && B[b].next == KV_NO_BLOCK && "link: already queued");
     kv_block_id nx = B[at].next;
     B[b].prev = at;
     B[b].next = nx;
@@ -123,6 +81,7 @@ static void unlink_block(kv_pool *p, kv_block_id b)
 {
     block *B = p->blocks;
     assert(B[b].ref == 0 && b != KV_NULL_BLOCK);
+    assert(B[b].prev != KV_NO_BLOCK && B[B[b].prev].next == b && "unlink: not queued");
     B[B[b].prev].next = B[b].next;
     B[B[b].next].prev = B[b].prev;
     B[b].prev = B[b].next = KV_NO_BLOCK;
@@ -358,26 +317,27 @@ uint64_t kv_pool_refcount_sum(const kv_pool *p)
     return sum;
 }
 
+const kv_digest *kv_pool_digest(const kv_pool *p, kv_block_id b)
+{
+    assert(b >= 0 && (uint32_t)b < p->n);
+    return p->blocks[b].hashed ? &p->blocks[b].digest : NULL;
+}
+
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "kv_pool_check: ");                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            ok = false;                                                                            \
+            rc = kv_diag_set(diag, -KV_EINVARIANT, "pool: " __VA_ARGS__);                          \
             goto done;                                                                             \
         }                                                                                          \
     } while (0)
 
-bool kv_pool_check(const kv_pool *p)
+/* The free queue walk: links, refcounts and the counters it must agree with. */
+static int check_queue(const kv_pool *p, uint8_t *queued, kv_diag *diag)
 {
-    bool ok = true;
+    int rc = 0;
     const block *B = p->blocks;
     kv_block_id s = sentinel(p);
-    uint8_t *queued = kv_xcalloc(p->n, 1);
-    uint32_t qlen = 0, qcached = 0, hashed = 0, in_chains = 0;
-
-    CHECK(B[KV_NULL_BLOCK].ref == 0 && !B[KV_NULL_BLOCK].hashed, "null block used or hashed");
+    uint32_t qlen = 0, qcached = 0;
     for (kv_block_id b = B[s].next, prev = s; b != s; prev = b, b = B[b].next) {
         CHECK(b > KV_NULL_BLOCK && (uint32_t)b < p->n, "queue holds bad id %d", b);
         CHECK(!queued[b], "block %d queued twice", b);
@@ -391,14 +351,17 @@ bool kv_pool_check(const kv_pool *p)
     CHECK(qlen == p->num_free, "queue length %u != num_free %u", qlen, p->num_free);
     CHECK(qcached == p->num_cached_free, "cached free %u != counter %u", qcached,
           p->num_cached_free);
-    for (uint32_t i = 1; i < p->n; i++) {
-        CHECK((B[i].ref == 0) == (queued[i] != 0), "block %u: refcount %u but %s", i, B[i].ref,
-              queued[i] ? "queued" : "not queued");
-        CHECK(p->caching || !B[i].hashed, "block %u hashed with caching off", i);
-        hashed += B[i].hashed;
-        if (B[i].hashed)
-            CHECK(kv_pool_lookup(p, &B[i].digest) != KV_NO_BLOCK, "hashed block %u not found", i);
-    }
+done:
+    return rc;
+}
+
+/* The index walk: every head is a first holder, chains are consistent, and exactly the
+ * hashed blocks are in it. */
+static int check_index(const kv_pool *p, uint32_t hashed, kv_diag *diag)
+{
+    int rc = 0;
+    const block *B = p->blocks;
+    uint32_t in_chains = 0;
     for (const block *first = p->index; first; first = first->hh.next) {
         kv_block_id f = (kv_block_id)(first - B);
         CHECK(first->hashed && first->dup_prev == KV_NO_BLOCK, "index head %d is not a head", f);
@@ -417,6 +380,29 @@ bool kv_pool_check(const kv_pool *p)
     }
     CHECK(in_chains == hashed, "%u hashed blocks but %u in the index", hashed, in_chains);
 done:
+    return rc;
+}
+
+int kv_pool_check(const kv_pool *p, kv_diag *diag)
+{
+    int rc = 0;
+    const block *B = p->blocks;
+    uint8_t *queued = kv_xcalloc(p->n, 1);
+    uint32_t hashed = 0;
+
+    CHECK(B[KV_NULL_BLOCK].ref == 0 && !B[KV_NULL_BLOCK].hashed, "null block used or hashed");
+    if ((rc = check_queue(p, queued, diag)) != 0)
+        goto done;
+    for (uint32_t i = 1; i < p->n; i++) {
+        CHECK((B[i].ref == 0) == (queued[i] != 0), "block %u: refcount %u but %s", i, B[i].ref,
+              queued[i] ? "queued" : "not queued");
+        CHECK(p->caching || !B[i].hashed, "block %u hashed with caching off", i);
+        hashed += B[i].hashed;
+        if (B[i].hashed)
+            CHECK(kv_pool_lookup(p, &B[i].digest) != KV_NO_BLOCK, "hashed block %u not found", i);
+    }
+    rc = check_index(p, hashed, diag);
+done:
     free(queued);
-    return ok;
+    return rc;
 }

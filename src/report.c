@@ -19,125 +19,23 @@
 #include <unistd.h>
 
 #include "kvsim/mem.h"
-
-/* ---- summary.json ------------------------------------------------------------------- */
-
-static json_t *dist_json(const kv_dist *d)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "p50", json_real(d->p50));
-    json_object_set_new(o, "p90", json_real(d->p90));
-    json_object_set_new(o, "p95", json_real(d->p95));
-    json_object_set_new(o, "p99", json_real(d->p99));
-    json_object_set_new(o, "max", json_real(d->max));
-    json_object_set_new(o, "mean", json_real(d->mean));
-    return o;
-}
-
-static json_t *u64(uint64_t v)
-{
-    return json_integer((json_int_t)v);
-}
-
-json_t *kv_report_summary(const kv_run_result *r, json_t *config)
-{
-    json_t *s = json_object();
-    json_object_set_new(s, "config", config ? config : json_object());
-
-    json_t *req = json_object();
-    json_object_set_new(req, "total", u64(r->n));
-    json_object_set_new(req, "finished", u64(r->finished));
-    json_object_set_new(req, "rejected", u64(r->rejected));
-    json_object_set_new(req, "unfinished", u64(r->unfinished));
-    json_object_set_new(s, "requests", req);
-
-    json_t *rej = json_object();
-    json_object_set_new(rej, "exceeds_capacity", u64(r->sched.rejected[KV_REJECT_CAPACITY]));
-    json_object_set_new(rej, "exceeds_watermark", u64(r->sched.rejected[KV_REJECT_WATERMARK]));
-    json_object_set_new(rej, "exceeds_batch", u64(r->sched.rejected[KV_REJECT_BATCH]));
-    json_object_set_new(s, "rejections", rej);
-
-    json_object_set_new(s, "preemptions", u64(r->sched.preemptions));
-    json_object_set_new(s, "evictions", u64(r->evictions));
-
-    json_t *px = json_object();
-    json_object_set_new(px, "queries", u64(r->prefix.queries));
-    json_object_set_new(px, "hits", u64(r->prefix.hits));
-    json_object_set_new(
-        px, "hit_rate",
-        json_real(r->prefix.queries ? (double)r->prefix.hits / (double)r->prefix.queries : 0.0));
-    json_object_set_new(px, "preempted_queries", u64(r->prefix.preempted_queries));
-    json_object_set_new(px, "preempted_hits", u64(r->prefix.preempted_hits));
-    json_object_set_new(s, "prefix", px);
-
-    json_t *bl = json_object();
-    json_object_set_new(bl, "num_blocks", u64((uint64_t)r->usable_blocks + 1));
-    json_object_set_new(bl, "usable", u64(r->usable_blocks));
-    json_object_set_new(bl, "peak_physical", u64(r->metrics.peak_physical));
-    json_object_set_new(bl, "peak_logical", u64(r->metrics.peak_logical));
-    json_object_set_new(bl, "mean_physical", json_real(kv_metrics_mean_physical(&r->metrics)));
-    json_object_set_new(bl, "mean_logical", json_real(kv_metrics_mean_logical(&r->metrics)));
-    json_object_set_new(bl, "sharing_ratio", json_real(kv_metrics_sharing_ratio(&r->metrics)));
-    json_object_set_new(s, "blocks", bl);
-
-    json_t *wm = json_object();
-    json_t *cfg_wm = config ? json_object_get(config, "watermark") : NULL;
-    json_object_set(wm, "watermark", cfg_wm ? cfg_wm : json_null());
-    json_object_set_new(wm, "blocks", u64(r->watermark_blocks));
-    json_object_set_new(wm, "deferrals", u64(r->sched.deferrals));
-    json_object_set_new(wm, "deferral_steps", u64(r->sched.deferral_steps));
-    json_object_set_new(wm, "deferred_requests", u64(r->sched.deferred_requests));
-    json_object_set_new(s, "watermark", wm);
-
-    kv_latency lat;
-    kv_latency_compute(r->reqs, r->n, &lat);
-    json_t *l = json_object();
-    json_object_set_new(l, "ttft", dist_json(&lat.ttft));
-    json_object_set_new(l, "tpot", dist_json(&lat.tpot));
-    json_object_set_new(l, "e2e", dist_json(&lat.e2e));
-    json_object_set_new(l, "queue", dist_json(&lat.queue));
-    json_object_set_new(s, "latency_s", l);
-
-    double t = (double)r->sim_time_ns / 1e9;
-    json_t *th = json_object();
-    json_object_set_new(th, "output_tok_per_s",
-                        json_real(t > 0 ? (double)r->output_tokens / t : 0));
-    json_object_set_new(th, "requests_per_s", json_real(t > 0 ? (double)r->finished / t : 0));
-    json_object_set_new(s, "throughput", th);
-
-    json_object_set_new(s, "steps", u64(r->steps));
-    json_object_set_new(s, "sim_time_s", json_real(t));
-    json_object_set_new(s, "livelock_guard_fired", json_boolean(r->livelock));
-    return s;
-}
+#include "kvsim/strbuf.h"
 
 /* ---- CSV rows ----------------------------------------------------------------------- */
 
-static void put_time(FILE *f, int64_t ns)
-{
-    if (ns >= 0)
-        fprintf(f, "%lld.%09lld", (long long)(ns / 1000000000), (long long)(ns % 1000000000));
-}
-
-static void put_secs(FILE *f, double s)
-{
-    if (s >= 0)
-        fprintf(f, "%.9f", s);
-}
-
-void kv_csv_field(FILE *f, const char *s)
+void kv_csv_field(kv_buf *b, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
+        kv_buf_puts(b, s);
         return;
     }
-    fputc('"', f);
+    kv_buf_putc(b, '"');
     for (; *s; s++) {
         if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
+            kv_buf_putc(b, '"');
+        kv_buf_putc(b, *s);
     }
-    fputc('"', f);
+    kv_buf_putc(b, '"');
 }
 
 const json_t *kv_json_at(const json_t *root, const char *path)
@@ -156,38 +54,150 @@ const json_t *kv_json_at(const json_t *root, const char *path)
     return v;
 }
 
-void kv_report_request_row(FILE *f, const kv_req *r)
+/* ---- requests.csv ------------------------------------------------------------------ */
+
+/* A time column: empty while the event has not happened. */
+static void put_time(kv_buf *b, int64_t ns)
 {
-    const kv_request_spec *q = r->spec;
-    if (q->id)
-        kv_csv_field(f, q->id);
-    else
-        fprintf(f, "%u", q->row);
-    fputc(',', f);
-    put_time(f, q->arrival_ns);
-    fputc(',', f);
-    put_time(f, r->first_scheduled_ns);
-    fputc(',', f);
-    put_time(f, r->first_token_ns);
-    fputc(',', f);
-    put_time(f, r->finish_ns);
-    fprintf(f, ",%u,%u,%u,%u,", q->prompt_len, q->output_len, r->hit_tokens, r->preemptions);
-    put_secs(f, r->status == KV_REQ_FINISHED ? kv_req_ttft_s(r) : -1);
-    fputc(',', f);
-    put_secs(f, r->status == KV_REQ_FINISHED ? kv_req_tpot_s(r) : -1);
-    fputc(',', f);
-    put_secs(f, r->status == KV_REQ_FINISHED ? kv_req_e2e_s(r) : -1);
-    fprintf(f, ",%s\n", kv_req_status_name(r->status));
+    if (ns >= 0)
+        kv_buf_ns(b, ns);
 }
 
-static const char timeseries_header[] =
-    "time_s,step,running,waiting,physical_blocks,logical_blocks,cached_free_blocks,"
-    "free_blocks,usage,effective_tokens,scheduled_tokens,preemptions,evictions,prefix_hits,"
-    "prefix_queries,watermark_deferrals,admitted,finished\n";
+/* A latency column: finished requests only, empty when undefined. */
+static void put_secs(kv_buf *b, const kv_req *r, double (*fn)(const kv_req *))
+{
+    double v = r->status == KV_REQ_FINISHED ? fn(r) : -1;
+    if (v >= 0)
+        kv_buf_printf(b, "%.9f", v);
+}
 
-static const char requests_header[] =
-    "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,output_len,hit_tokens,"
-    "preemptions,ttft_s,tpot_s,e2e_s,status\n";
+static void col_id(kv_buf *b, const kv_req *r)
+{
+    if (r->spec->id)
+        kv_csv_field(b, r->spec->id);
+    else
+        kv_buf_u64(b, r->spec->row);
+}
+static void col_arrival(kv_buf *b, const kv_req *r)
+{
+    put_time(b, r->spec->arrival_ns);
+}
+static void col_first_scheduled(kv_buf *b, const kv_req *r)
+{
+    put_time(b, r->first_scheduled_ns);
+}
+static void col_first_token(kv_buf *b, const kv_req *r)
+{
+    put_time(b, r->first_token_ns);
+}
+static void col_finish(kv_buf *b, const kv_req *r)
+{
+    put_time(b, r->finish_ns);
+}
+static void col_prompt_len(kv_buf *b, const kv_req *r)
+{
+    kv_buf_u64(b, r->spec->prompt_len);
+}
+static void col_output_len(kv_buf *b, const kv_req *r)
+{
+    kv_buf_u64(b, r->spec->output_len);
+}
+static void col_hit_tokens(kv_buf *b, const kv_req *r)
+{
+    kv_buf_u64(b, r->hit_tokens);
+}
+static void col_preemptions(kv_buf *b, const kv_req *r)
+{
+    kv_buf_u64(b, r->preemptions);
+}
+static void col_ttft(kv_buf *b, const kv_req *r)
+{
+    put_secs(b, r, kv_req_ttft_s);
+}
+static void col_tpot(kv_buf *b, const kv_req *r)
+{
+    put_secs(b, r, kv_req_tpot_s);
+}
+static void col_e2e(kv_buf *b, const kv_req *r)
+{
+    put_secs(b, r, kv_req_e2e_s);
+}
+static void col_status(kv_buf *b, const kv_req *r)
+{
+    kv_buf_puts(b, kv_req_status_name(r->status));
+}
+
+/* requests.csv's columns, in order: the header and every row come from this table. */
+static const struct {
+    const char *name;
+    void (*put)(kv_buf *b, const kv_req *r);
+} request_columns[] = {
+    {"id", col_id},
+    {"arrival_s", col_arrival},
+    {"first_scheduled_s", col_first_scheduled},
+    {"first_token_s", col_first_token},
+    {"finish_s", col_finish},
+    {"prompt_len", col_prompt_len},
+    {"output_len", col_output_len},
+    {"hit_tokens", col_hit_tokens},
+    {"preemptions", col_preemptions},
+    {"ttft_s", col_ttft},
+    {"tpot_s", col_tpot},
+    {"e2e_s", col_e2e},
+    {"status", col_status},
+};
+enum { N_REQUEST_COLUMNS = sizeof request_columns / sizeof request_columns[0] };
+
+void kv_report_requests_header(kv_buf *b)
+{
+    for (size_t c = 0; c < N_REQUEST_COLUMNS; c++) {
+        if (c)
+            kv_buf_putc(b, ',');
+        kv_buf_puts(b, request_columns[c].name);
+    }
+    kv_buf_putc(b, '\n');
+}
+
+void kv_report_request_row(kv_buf *b, const kv_req *r)
+{
+    for (size_t c = 0; c < N_REQUEST_COLUMNS; c++) {
+        if (c)
+            kv_buf_putc(b, ',');
+        request_columns[c].put(b, r);
+    }
+    kv_buf_putc(b, '\n');
+}
+
+/* ---- timeseries.csv ----------------------------------------------------------------- */
+
+void kv_report_timeseries_header(kv_buf *b)
+{
+    const char *sep = "";
+#define X(name, kind, member)                                                                      \
+    kv_buf_puts(b, sep);                                                                           \
+    kv_buf_puts(b, #name);                                                                         \
+    sep = ",";
+    KV_SAMPLE_COLUMNS(X)
+#undef X
+    kv_buf_putc(b, '\n');
+}
+
+#define PUT_TIME(b, v) kv_buf_ns(b, v)
+#define PUT_U(b, v)    kv_buf_u64(b, (uint64_t)(v))
+#define PUT_F6(b, v)   kv_buf_printf(b, "%.6f", v)
+
+void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
+{
+    bool first = true;
+#define X(name, kind, member)                                                                      \
+    if (!first)                                                                                    \
+        kv_buf_putc(b, ',');                                                                       \
+    first = false;                                                                                 \
+    PUT_##kind(b, s->member);
+    KV_SAMPLE_COLUMNS(X)
+#undef X
+    kv_buf_putc(b, '\n');
+}
 
 /* ---- atomic files ------------------------------------------------------------------- */
 
@@ -199,8 +209,19 @@ struct kv_out {
     char *dir;
     char *tmp[F_COUNT]; /* temp paths; NULL when not created */
     FILE *ts;
+    kv_buf row; /* timeseries rows not yet handed to stdio */
     bool committed;
 };
+
+/* Rows are formatted into a buffer and written in large pieces. */
+enum { ROW_FLUSH = 1 << 16 };
+
+static void flush_rows(kv_out *o)
+{
+    if (o->row.len)
+        fwrite(o->row.s, 1, o->row.len, o->ts);
+    kv_buf_reset(&o->row);
+}
 
 static char *join_path(const char *dir, const char *name, const char *suffix)
 {
@@ -284,7 +305,7 @@ int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
         kv_out_abort(o);
         return rc;
     }
-    fputs(timeseries_header, o->ts);
+    kv_report_timeseries_header(&o->row);
     *out = o;
     return 0;
 }
@@ -292,16 +313,9 @@ int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 void kv_out_sample(void *ctx, const kv_sample *s)
 {
     kv_out *o = ctx;
-    FILE *f = o->ts;
-    put_time(f, s->time_ns);
-    fprintf(f, ",%llu,%u,%u,%u,%llu,%u,%u,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-            (unsigned long long)s->step, s->running, s->waiting, s->physical_blocks,
-            (unsigned long long)s->logical_blocks, s->cached_free_blocks, s->free_blocks, s->usage,
-            (unsigned long long)s->effective_tokens, (unsigned long long)s->scheduled_tokens,
-            (unsigned long long)s->preemptions, (unsigned long long)s->evictions,
-            (unsigned long long)s->prefix_hits, (unsigned long long)s->prefix_queries,
-            (unsigned long long)s->watermark_deferrals, (unsigned long long)s->admitted,
-            (unsigned long long)s->finished);
+    kv_report_timeseries_row(&o->row, s);
+    if (o->row.len >= ROW_FLUSH)
+        flush_rows(o);
 }
 
 static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
@@ -321,6 +335,7 @@ static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
 int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv_run_result *r,
                   kv_diag *diag)
 {
+    flush_rows(o);
     FILE *ts = o->ts;
     o->ts = NULL;
     int rc = close_checked(ts, o->tmp[F_TIMESERIES], diag);
@@ -331,9 +346,18 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
             rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[F_REQUESTS],
                              strerror(errno));
         } else {
-            fputs(requests_header, f);
-            for (size_t i = 0; i < r->n; i++)
-                kv_report_request_row(f, &r->reqs[i]);
+            kv_buf b = {0};
+            kv_report_requests_header(&b);
+            for (size_t i = 0; i < r->n; i++) {
+                kv_report_request_row(&b, &r->reqs[i]);
+                if (b.len >= ROW_FLUSH) {
+                    fwrite(b.s, 1, b.len, f);
+                    kv_buf_reset(&b);
+                }
+            }
+            if (b.len)
+                fwrite(b.s, 1, b.len, f);
+            kv_buf_release(&b);
             rc = close_checked(f, o->tmp[F_REQUESTS], diag);
         }
     }
@@ -363,6 +387,7 @@ void kv_out_abort(kv_out *o)
         return;
     if (o->ts)
         fclose(o->ts);
+    kv_buf_release(&o->row);
     for (int i = 0; i < F_COUNT; i++) {
         if (o->tmp[i]) {
             unlink(o->tmp[i]);

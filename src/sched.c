@@ -25,7 +25,17 @@
  * many finishes stays O(running)); waiting is a ring-buffer deque (preempted requests are
  * pushed at the front, arrivals at the back).
  *
- * Out of scope: time (engine), sampling and finishing (engine calls kv_sched_finish).
+ * Step end (kv_sched_step_end) applies the step's work in scheduling order: computed
+ * tokens advance, requests that computed all their known tokens sample one, and those
+ * reaching output_len finish and free their blocks, so frees reach the free queue in
+ * scheduling order (DESIGN §6.5).
+ *
+ * Invariants (kv_sched_check walks them): a running entry is RUNNING (or FINISHED until
+ * the next pass compacts it out) and holds ⌈(computed + step_new)/b⌉ blocks; a waiting
+ * entry is WAITING, has computed nothing and holds no block; n_running − finished pending
+ * ≤ max_seqs.
+ *
+ * Out of scope: time and the event loop (engine), block tables (kvcache).
  */
 #include "kvsim/sched.h"
 
@@ -82,6 +92,43 @@ const char *kv_reject_reason_name(kv_reject_reason r)
     return names[r];
 }
 
+/* ---- a request's own lifecycle ------------------------------------------------------ */
+
+void kv_req_init(kv_req *r, const kv_request_spec *spec)
+{
+    memset(r, 0, sizeof *r);
+    r->spec = spec;
+    r->status = KV_REQ_PENDING;
+    r->first_scheduled_ns = r->first_token_ns = r->finish_ns = -1;
+}
+
+void kv_req_attach(kv_req *r, const kv_content *c)
+{
+    assert(r->status == KV_REQ_PENDING);
+    if (!r->seq)
+        r->seq = kv_seq_create(c, r->spec->prompt_len + r->spec->output_len - 1);
+}
+
+/* The request ends (finished, rejected, unfinished): its table is already freed. */
+static void req_end(kv_req *r, kv_req_status status)
+{
+    kv_seq_destroy(r->seq);
+    r->seq = NULL;
+    r->status = status;
+}
+
+void kv_req_abandon(kv_req *r)
+{
+    assert(r->status == KV_REQ_PENDING);
+    req_end(r, KV_REQ_UNFINISHED);
+}
+
+const kv_block_id *kv_req_table(const kv_req *r, uint32_t *len)
+{
+    *len = r->seq ? kv_seq_len(r->seq) : 0;
+    return *len ? kv_seq_table(r->seq) : NULL;
+}
+
 int kv_sched_create(kv_sched **out, const kv_sched_config *cfg, kv_cache *cache)
 {
     *out = NULL;
@@ -134,6 +181,7 @@ static void wq_reserve(kv_sched *s)
 
 static void wq_push_back(kv_sched *s, kv_req *r)
 {
+    assert(r->status == KV_REQ_WAITING && r->num_computed == 0);
     wq_reserve(s);
     s->wq[(s->wq_head + s->wq_len) % s->wq_cap] = r;
     s->wq_len++;
@@ -141,6 +189,7 @@ static void wq_push_back(kv_sched *s, kv_req *r)
 
 static void wq_push_front(kv_sched *s, kv_req *r)
 {
+    assert(r->status == KV_REQ_WAITING && r->num_computed == 0);
     wq_reserve(s);
     s->wq_head = (s->wq_head + s->wq_cap - 1) % s->wq_cap;
     s->wq[s->wq_head] = r;
@@ -162,12 +211,14 @@ static void wq_pop_front(kv_sched *s)
 
 static void running_append(kv_sched *s, kv_req *r)
 {
+    assert(r->status == KV_REQ_RUNNING);
     kv_grow((void **)&s->running, &s->cap_running, s->n_running + 1, sizeof *s->running);
     s->running[s->n_running++] = r;
 }
 
 static void running_remove_at(kv_sched *s, size_t i)
 {
+    assert(i < s->n_running && s->running[i]->status == KV_REQ_RUNNING);
     memmove(&s->running[i], &s->running[i + 1], (s->n_running - i - 1) * sizeof *s->running);
     s->n_running--;
 }
@@ -208,10 +259,9 @@ static bool join(kv_sched *s, kv_req *r, bool front)
 {
     kv_reject_reason why = join_check(s, r);
     if (why != KV_REJECT_NONE) {
-        r->status = KV_REQ_REJECTED;
-        r->reject = why;
+        r->reject = (uint8_t)why;
         s->counters.rejected[why]++;
-        kv_seq_release(&r->seq);
+        req_end(r, KV_REQ_REJECTED);
         return false;
     }
     r->status = KV_REQ_WAITING;
@@ -224,6 +274,7 @@ static bool join(kv_sched *s, kv_req *r, bool front)
 
 bool kv_sched_arrive(kv_sched *s, kv_req *r)
 {
+    assert(r->status == KV_REQ_PENDING && r->seq && "kv_sched_arrive: attach first");
     return join(s, r, false);
 }
 
@@ -282,7 +333,7 @@ static size_t pick_victim(const kv_sched *s)
 
 static void preempt(kv_sched *s, kv_req *v)
 {
-    kv_cache_free(s->cache, &v->seq);
+    kv_cache_free(s->cache, v->seq);
     v->num_computed = 0;
     v->step_new = 0;
     v->preemptions++;
@@ -302,7 +353,7 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
         assert(num_new > 0);
         bool ok;
         for (;;) {
-            ok = kv_cache_allocate(s->cache, &r->seq, r->num_computed, NULL, num_new, tokens);
+            ok = kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new, tokens);
             if (ok)
                 break;
             size_t v = pick_victim(s);
@@ -335,7 +386,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         kv_req *r = wq_front(s);
         uint32_t tokens = kv_req_num_tokens(r);
         kv_hits hits;
-        kv_cache_lookup(s->cache, &r->seq, tokens, &hits);
+        kv_cache_lookup(s->cache, r->seq, tokens, &hits);
         uint32_t hit_tokens = hits.n * b;
         uint32_t num_new = tokens - hit_tokens;
         if (!s->cfg.chunked_prefill && num_new > budget)
@@ -343,7 +394,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         if (num_new > budget)
             num_new = budget;
         uint32_t gate_tokens = s->cfg.admit_full_prompt ? tokens - hit_tokens : num_new;
-        uint32_t need = kv_cache_need(s->cache, &r->seq, 0, &hits, gate_tokens);
+        uint32_t need = kv_cache_need(s->cache, r->seq, 0, &hits, gate_tokens);
         uint32_t num_free = kv_pool_num_free(s->pool);
         if (need > num_free)
             break; /* plain pool-full wait */
@@ -359,7 +410,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
             }
             break;
         }
-        bool ok = kv_cache_allocate(s->cache, &r->seq, 0, &hits, num_new, tokens);
+        bool ok = kv_cache_allocate(s->cache, r->seq, 0, &hits, num_new, tokens);
         assert(ok && "the gate guarantees the chunk fits");
         (void)ok;
         wq_pop_front(s);
@@ -390,13 +441,33 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
         schedule_waiting(s, batch, budget, now_ns);
 }
 
-void kv_sched_finish(kv_sched *s, kv_req *r)
+/* A finished request leaves the running list (compacted at the next pass) and frees its
+ * blocks (R7). */
+static void finish(kv_sched *s, kv_req *r, int64_t now_ns)
 {
     assert(r->status == KV_REQ_RUNNING);
-    kv_cache_free(s->cache, &r->seq);
-    kv_seq_release(&r->seq);
-    r->status = KV_REQ_FINISHED;
+    r->finish_ns = now_ns;
+    kv_cache_free(s->cache, r->seq);
+    req_end(r, KV_REQ_FINISHED);
     s->n_finished_pending++;
+    s->counters.finished++;
+    s->counters.output_tokens += r->spec->output_len;
+}
+
+void kv_sched_step_end(kv_sched *s, kv_batch *batch, int64_t now_ns)
+{
+    for (uint32_t i = 0; i < batch->n; i++) {
+        kv_req *r = batch->reqs[i];
+        r->num_computed += r->step_new;
+        r->step_new = 0;
+        if (r->num_computed != kv_req_num_tokens(r))
+            continue; /* a prefill chunk: no token yet */
+        r->num_generated++;
+        if (r->first_token_ns < 0)
+            r->first_token_ns = now_ns;
+        if (r->num_generated == r->spec->output_len)
+            finish(s, r, now_ns);
+    }
 }
 
 uint32_t kv_sched_abandon(kv_sched *s)
@@ -405,17 +476,15 @@ uint32_t kv_sched_abandon(kv_sched *s)
     uint32_t n = 0;
     for (size_t i = s->n_running; i-- > 0;) {
         kv_req *r = s->running[i];
-        kv_cache_free(s->cache, &r->seq);
-        kv_seq_release(&r->seq);
-        r->status = KV_REQ_UNFINISHED;
+        kv_cache_free(s->cache, r->seq);
+        req_end(r, KV_REQ_UNFINISHED);
         n++;
     }
     s->n_running = 0;
     while (s->wq_len) {
         kv_req *r = wq_front(s);
         wq_pop_front(s);
-        kv_seq_release(&r->seq);
-        r->status = KV_REQ_UNFINISHED;
+        req_end(r, KV_REQ_UNFINISHED);
         n++;
     }
     return n;
@@ -435,7 +504,8 @@ uint64_t kv_sched_logical_blocks(const kv_sched *s)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < s->n_running; i++)
-        n += s->running[i]->seq.len;
+        if (s->running[i]->status == KV_REQ_RUNNING)
+            n += kv_seq_len(s->running[i]->seq);
     return n;
 }
 
@@ -451,4 +521,61 @@ uint64_t kv_sched_effective_tokens(const kv_sched *s)
 const kv_sched_counters *kv_sched_counters_get(const kv_sched *s)
 {
     return &s->counters;
+}
+
+/* ---- invariants --------------------------------------------------------------------- */
+
+static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_diag *d)
+{
+    uint32_t live = 0, b = s->block_size;
+    for (size_t i = 0; i < s->n_running; i++) {
+        const kv_req *r = s->running[i];
+        if (r->status == KV_REQ_FINISHED)
+            continue;
+        if (r->status != KV_REQ_RUNNING || !r->seq)
+            return kv_diag_set(d, -KV_EINVARIANT, "sched: running entry %zu is %s", i,
+                               kv_req_status_name(r->status));
+        uint64_t held = (uint64_t)r->num_computed + r->step_new;
+        if (held > kv_req_num_tokens(r))
+            return kv_diag_set(d, -KV_EINVARIANT, "sched: row %u computed %llu of %u known tokens",
+                               r->spec->row, (unsigned long long)held, kv_req_num_tokens(r));
+        if (kv_seq_len(r->seq) != (held + b - 1) / b)
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "sched: row %u holds %u blocks for %llu tokens (block size %u)",
+                               r->spec->row, kv_seq_len(r->seq), (unsigned long long)held, b);
+        seqs[(*n_seqs)++] = r->seq;
+        live++;
+    }
+    if (live != kv_sched_num_running(s) || live > s->cfg.max_seqs)
+        return kv_diag_set(d, -KV_EINVARIANT, "sched: %u live running entries, counter %u, cap %u",
+                           live, kv_sched_num_running(s), s->cfg.max_seqs);
+    return 0;
+}
+
+static int check_waiting(const kv_sched *s, kv_diag *d)
+{
+    for (size_t i = 0; i < s->wq_len; i++) {
+        const kv_req *r = s->wq[(s->wq_head + i) % s->wq_cap];
+        if (r->status != KV_REQ_WAITING || r->num_computed != 0 || r->step_new != 0 || !r->seq ||
+            kv_seq_len(r->seq) != 0)
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "sched: waiting entry %zu (row %u) is %s with %u computed tokens "
+                               "and %u blocks",
+                               i, r->spec->row, kv_req_status_name(r->status), r->num_computed,
+                               r->seq ? kv_seq_len(r->seq) : 0);
+    }
+    return 0;
+}
+
+int kv_sched_check(const kv_sched *s, kv_diag *diag)
+{
+    kv_seq **seqs = kv_xmalloc((s->n_running ? s->n_running : 1) * sizeof *seqs);
+    size_t n = 0;
+    int rc = check_running(s, seqs, &n, diag);
+    if (rc == 0)
+        rc = check_waiting(s, diag);
+    if (rc == 0)
+        rc = kv_cache_check(s->cache, seqs, n, diag);
+    free(seqs);
+    return rc;
 }

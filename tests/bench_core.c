@@ -67,7 +67,8 @@ static int bench_pool(void)
         ops += k + hits;
     }
     double dt = now() - t0;
-    int ok = kv_pool_check(pool);
+    kv_diag d;
+    int ok = kv_pool_check(pool, &d) == 0;
     kv_pool_destroy(pool);
     printf("pool_ops_per_s %.0f ops/s\n", (double)ops / dt);
     printf("pool_ops %llu ops\n", (unsigned long long)ops);

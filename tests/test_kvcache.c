@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvcache_internal.h" /* num_cached, and tables to corrupt */
 #include "kvsim/kvcache.h"
 
 #define MAXSEQ 8
@@ -14,7 +15,7 @@
 static kv_pool *pool;
 static kv_hasher *hasher;
 static kv_cache *cache;
-static kv_seq seqs[MAXSEQ];
+static kv_seq *seqs[MAXSEQ];
 static uint32_t *toks[MAXSEQ];
 static int n_seqs;
 
@@ -26,21 +27,29 @@ static void setup_cache(uint32_t num_blocks, uint32_t b, bool caching, kv_free_o
     n_seqs = 0;
 }
 
+static void pool_ok(void)
+{
+    kv_diag d;
+    cr_assert_eq(kv_pool_check(pool, &d), 0, "%s", d.msg);
+    cr_assert_eq(kv_cache_check(cache, seqs, (size_t)n_seqs, &d), 0, "%s", d.msg);
+}
+
 static void teardown(void)
 {
     if (!pool)
         return;
     uint64_t logical = 0;
     for (int i = 0; i < n_seqs; i++)
-        logical += seqs[i].len;
-    cr_assert(kv_pool_check(pool));
+        logical += kv_seq_len(seqs[i]);
+    pool_ok();
     cr_assert_eq(kv_pool_refcount_sum(pool), logical, "R9: Σ refcounts = Σ table lengths");
     for (int i = 0; i < n_seqs; i++) {
-        kv_cache_free(cache, &seqs[i]);
-        kv_seq_release(&seqs[i]);
+        kv_cache_free(cache, seqs[i]);
+        kv_seq_destroy(seqs[i]);
         free(toks[i]);
     }
-    cr_assert(kv_pool_check(pool));
+    n_seqs = 0;
+    pool_ok();
     kv_cache_destroy(cache);
     kv_hasher_destroy(hasher);
     kv_pool_destroy(pool);
@@ -63,8 +72,8 @@ static kv_seq *new_seq(const uint32_t *tokens, uint32_t n)
                             .tokens = toks[i]};
     kv_content c;
     kv_content_from_spec(&c, &spec, 0, 0);
-    kv_seq_init(&seqs[i], &c);
-    return &seqs[i];
+    seqs[i] = kv_seq_create(&c, 0);
+    return seqs[i];
 }
 
 static kv_seq *seq_range(uint32_t from, uint32_t n)
@@ -81,7 +90,7 @@ static kv_seq *seq_range(uint32_t from, uint32_t n)
 static uint32_t admit(kv_seq *s)
 {
     kv_hits h;
-    uint32_t n = s->content.prompt_len;
+    uint32_t n = kv_seq_content(s)->prompt_len;
     kv_cache_lookup(cache, s, n, &h);
     uint32_t hit_tokens = h.n * kv_cache_block_size(cache);
     cr_assert(kv_cache_allocate(cache, s, 0, &h, n - hit_tokens, n), "allocation failed");
@@ -90,9 +99,10 @@ static uint32_t admit(kv_seq *s)
 
 static void assert_table(const kv_seq *s, const kv_block_id *want, uint32_t n)
 {
-    cr_assert_eq(s->len, n, "table length %u, want %u", s->len, n);
+    cr_assert_eq(kv_seq_len(s), n, "table length %u, want %u", kv_seq_len(s), n);
     for (uint32_t i = 0; i < n; i++)
-        cr_assert_eq(s->table[i], want[i], "table[%u] = %d, want %d", i, s->table[i], want[i]);
+        cr_assert_eq(kv_seq_table(s)[i], want[i], "table[%u] = %d, want %d", i, kv_seq_table(s)[i],
+                     want[i]);
 }
 
 static void assert_queue(const kv_block_id *want, size_t n)
@@ -274,11 +284,11 @@ Test(kvcache, partial_block_reuse_order_split_vs_append)
         kv_cache_free(cache, a);
         kv_seq *b = seq_range(500, 3);
         admit(b);
-        cr_assert_eq(b->table[0], o == KV_FREE_SPLIT ? 2 : 3);
+        cr_assert_eq(kv_seq_table(b)[0], o == KV_FREE_SPLIT ? 2 : 3);
         uint32_t ct[5] = {10, 11, 12, 13, 77};
         kv_seq *c = new_seq(ct, 5);
         cr_assert_eq(admit(c), 1);
-        cr_assert_eq(c->table[0], 1);
+        cr_assert_eq(kv_seq_table(c)[0], 1);
         teardown();
     }
 }
@@ -312,7 +322,7 @@ Test(kvcache, need_counts_evictable_hits_and_failure_changes_nothing)
     kv_cache_lookup(cache, b, 12, &h);
     cr_assert_eq(h.n, 2);
     cr_assert(!kv_cache_allocate(cache, b, 0, &h, 4, 12), "need 3 > 2 free");
-    cr_assert_eq(b->len, 0);
+    cr_assert_eq(kv_seq_len(b), 0);
     cr_assert_eq(kv_pool_refcount(pool, 1), 0);
     cr_assert_eq(kv_pool_refcount(pool, 2), 0);
     kv_block_id q2[] = {2, 1};
@@ -328,7 +338,7 @@ Test(kvcache, hashing_at_schedule_time_later_request_same_step_hits)
     cr_assert_eq(a->num_cached, 2);
     kv_seq *b = seq_range(0, 10);
     cr_assert_eq(admit(b), 2, "a later request in the same step hits blocks just allocated");
-    cr_assert_eq(kv_pool_refcount(pool, a->table[0]), 2);
+    cr_assert_eq(kv_pool_refcount(pool, kv_seq_table(a)[0]), 2);
 }
 
 Test(kvcache, chunked_allocation_hashes_only_full_computed_blocks)
@@ -338,10 +348,10 @@ Test(kvcache, chunked_allocation_hashes_only_full_computed_blocks)
     kv_hits h;
     kv_cache_lookup(cache, a, 10, &h);
     cr_assert(kv_cache_allocate(cache, a, 0, &h, 6, 10)); /* chunk of 6 tokens */
-    cr_assert_eq(a->len, 2);
+    cr_assert_eq(kv_seq_len(a), 2);
     cr_assert_eq(a->num_cached, 1, "only the first block is full after 6 tokens");
     cr_assert(kv_cache_allocate(cache, a, 6, NULL, 4, 10));
-    cr_assert_eq(a->len, 3);
+    cr_assert_eq(kv_seq_len(a), 3);
     cr_assert_eq(a->num_cached, 2);
 }
 
@@ -356,7 +366,7 @@ Test(kvcache, decode_blocks_are_hashed_too)
     cr_assert_eq(a->num_cached, 1);
     cr_assert(kv_cache_allocate(cache, a, 7, NULL, 1, 8));
     cr_assert_eq(a->num_cached, 2, "the block with generated tokens is hashed when full");
-    cr_assert(kv_pool_is_hashed(pool, a->table[1]));
+    cr_assert(kv_pool_is_hashed(pool, kv_seq_table(a)[1]));
     /* Freed and re-admitted with 8 known tokens, it hits its own decode block?  The
      * n−1 cap allows ⌊7/4⌋ = 1 block; with 9 known tokens both blocks hit. */
     kv_cache_free(cache, a);
@@ -391,13 +401,13 @@ Test(kvcache, caching_off_no_lookup_no_hash_no_stats)
     setup_cache(8, 4, false, KV_FREE_SPLIT);
     kv_seq *a = seq_range(0, 8);
     admit(a);
-    cr_assert(!kv_pool_is_hashed(pool, a->table[0]));
+    cr_assert(!kv_pool_is_hashed(pool, kv_seq_table(a)[0]));
     kv_cache_free(cache, a);
     kv_seq *b = seq_range(0, 8);
     cr_assert_eq(admit(b), 0, "no lookup with prefix caching off");
     kv_cache_record_admission(cache, 8, 0, false);
     cr_assert_eq(kv_cache_prefix_stats(cache)->queries, 0);
-    cr_assert_eq(b->table[0], 2, "LIFO: the table's tail block (freed first) is reused");
+    cr_assert_eq(kv_seq_table(b)[0], 2, "LIFO: the table's tail block (freed first) is reused");
 }
 
 /* S9 metric arithmetic: a 32-token prompt P cached; exactly P → 16 hits of 32 queried;

@@ -12,7 +12,8 @@ static kv_pool *pool;
 static void finish(void)
 {
     if (pool) {
-        cr_assert(kv_pool_check(pool), "pool invariants broken at teardown");
+        kv_diag d;
+        cr_assert_eq(kv_pool_check(pool, &d), 0, "pool invariants broken at teardown: %s", d.msg);
         kv_pool_destroy(pool);
         pool = NULL;
     }
@@ -246,7 +247,10 @@ Test(pool, R9_check_holds_and_refcount_sum)
     kv_pool_touch(pool, a);
     kv_pool_touch(pool, 5);
     cr_assert_eq(kv_pool_refcount_sum(pool), 3);
-    cr_assert(kv_pool_check(pool));
+    {
+        kv_diag d;
+        cr_assert_eq(kv_pool_check(pool, &d), 0, "%s", d.msg);
+    }
     kv_block_id t[] = {a, a, 5};
     kv_pool_free(pool, t, 3);
     cr_assert_eq(kv_pool_refcount_sum(pool), 0);
@@ -310,7 +314,9 @@ static void stress(kv_free_order order, bool caching, uint64_t seed)
             frees++;
         }
         if (op % 97 == 0) {
-            cr_assert(kv_pool_check(pool), "invariants broken after op %d", op);
+            kv_diag d;
+            cr_assert_eq(kv_pool_check(pool, &d), 0, "invariants broken after op %d: %s", op,
+                         d.msg);
             uint32_t used = 0;
             for (int b = 1; b < N; b++) {
                 cr_assert_eq(kv_pool_refcount(pool, b), ref[b]);
@@ -324,7 +330,10 @@ static void stress(kv_free_order order, bool caching, uint64_t seed)
     cr_assert_gt(frees, 10000);
     if (caching)
         cr_assert_gt(touches, 1000);
-    cr_assert(kv_pool_check(pool));
+    {
+        kv_diag d;
+        cr_assert_eq(kv_pool_check(pool, &d), 0, "%s", d.msg);
+    }
     kv_pool_free(pool, held, n_held);
 }
 

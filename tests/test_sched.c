@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim/engine.h"
+#include "kvsim/sim.h"
 
 #define MAXR    8
 #define MAXSTEP 64
@@ -48,10 +48,10 @@ static void on_step_end(void *ctx, const kv_step_view *v)
     s->taken = true;
     s->start_ns = v->start_ns;
     for (size_t i = 0; i < v->n && i < MAXR; i++) {
-        s->len[i] = v->reqs[i].seq.len;
+        const kv_block_id *t = kv_req_table(&v->reqs[i], &s->len[i]);
         s->status[i] = v->reqs[i].status;
         for (uint32_t j = 0; j < s->len[i] && j < 16; j++)
-            s->table[i][j] = v->reqs[i].seq.table[j];
+            s->table[i][j] = t[j];
     }
     s->qlen = kv_pool_queue(v->pool, s->queue, 32);
     s->batch_n = v->batch->n;
@@ -99,8 +99,6 @@ static kv_engine_config base_config(uint32_t num_blocks, uint32_t b)
                                 .preempt = KV_PREEMPT_FCFS};
     kv_diag d;
     cr_assert_eq(kv_timing_parse("fixed:0.001", &c.timing, &d), 0);
-    c.model_name = "test";
-    c.kv_dtype = "bf16";
     c.sample_every = 1;
     c.check_invariants = true;
     c.on_step_end = on_step_end;
@@ -110,10 +108,9 @@ static kv_engine_config base_config(uint32_t num_blocks, uint32_t b)
 static void run(const kv_engine_config *c)
 {
     kv_diag d;
-    cr_assert_eq(kv_engine_run(c, &trace, &res, &d), 0, "%s", d.msg);
-    cr_assert(!res.invariant_failed, "R9 invariants broken during the run");
-    cr_assert(!res.livelock, "the livelock guard fired");
-    cr_assert_eq(res.finished + res.rejected + res.unfinished, res.n);
+    cr_assert_eq(kv_replay(c, &trace, "test", "bf16", 0, NULL, &res, &d), 0,
+                 "%s (R9 invariants, livelock guard)", d.msg);
+    cr_assert_eq(res.stats.sched.finished + res.rejected + res.unfinished, res.n);
 }
 
 static void teardown(void)
@@ -181,15 +178,15 @@ static void s6(kv_free_order order)
     kv_block_id r1s9[] = {2, 4, 3};
     assert_table(9, 1, r1s9, 3);
 
-    cr_assert_eq(res.finished, 2);
-    cr_assert_eq(res.sched.preemptions, 1);
+    cr_assert_eq(res.stats.sched.finished, 2);
+    cr_assert_eq(res.stats.sched.preemptions, 1);
     cr_assert_eq(res.reqs[1].preemptions, 1);
     cr_assert_eq(res.reqs[1].hit_tokens, 0, "requests.csv hit_tokens: first admission only");
-    cr_assert_eq(res.prefix.queries, 8, "§5: first admissions, in tokens");
-    cr_assert_eq(res.prefix.hits, 0);
-    cr_assert_eq(res.prefix.preempted_queries, 9, "re-admission with 9 known tokens");
-    cr_assert_eq(res.prefix.preempted_hits, 4);
-    cr_assert_eq(res.sched.deferrals, 0, "pool-full waits are not watermark deferrals");
+    cr_assert_eq(res.stats.prefix.queries, 8, "§5: first admissions, in tokens");
+    cr_assert_eq(res.stats.prefix.hits, 0);
+    cr_assert_eq(res.stats.prefix.preempted_queries, 9, "re-admission with 9 known tokens");
+    cr_assert_eq(res.stats.prefix.preempted_hits, 4);
+    cr_assert_eq(res.stats.sched.deferrals, 0, "pool-full waits are not watermark deferrals");
 }
 
 Test(sched, s6_1_fcfs_victim_last_and_resume_hit_split)
@@ -258,7 +255,7 @@ Test(sched, s6_1_priority_self_victim_schedules_nothing_and_step_counts)
     /* Step 5: Rb gets Ra's freed tail block (head of [2, 1]). */
     kv_block_id b5[] = {3, 4, 2};
     assert_table(5, 1, b5, 3);
-    cr_assert_eq(res.finished, 2);
+    cr_assert_eq(res.stats.sched.finished, 2);
 }
 
 /* ---- §6.2 no admission in a step that preempted ------------------------------------- */
@@ -280,7 +277,7 @@ Test(sched, s6_2_no_admission_in_a_preempting_step)
     cr_assert_eq(snaps[5].batch_n, 1);
     cr_assert_eq(snaps[5].batch[0], 0);
     cr_assert_eq(res.reqs[2].first_scheduled_ns, 5000000, "admitted at step 6, not step 5");
-    cr_assert_eq(res.sched.rejected[KV_REJECT_BATCH], 1);
+    cr_assert_eq(res.stats.sched.rejected[KV_REJECT_BATCH], 1);
 }
 
 /* ---- §6.2 head-of-line blocking (S12) ----------------------------------------------- */
@@ -297,7 +294,7 @@ Test(sched, s6_2_head_of_line_blocking)
     cr_assert_eq(snaps[2].status[2], KV_REQ_WAITING, "Y fits but is blocked by X");
     cr_assert_eq(res.reqs[1].first_scheduled_ns, 2000000);
     cr_assert_eq(res.reqs[2].first_scheduled_ns, 2000000);
-    cr_assert_eq(res.sched.deferrals, 0, "a full pool is not a watermark deferral");
+    cr_assert_eq(res.stats.sched.deferrals, 0, "a full pool is not a watermark deferral");
 }
 
 /* ---- §6.2 watermark: defer vs reject ------------------------------------------------ */
@@ -311,14 +308,14 @@ Test(sched, s6_2_watermark_defer_then_admit)
     kv_engine_config c = base_config(11, 4);
     c.sched.watermark = 0.1;
     run(&c);
-    cr_assert_eq(res.watermark_blocks, 1);
+    cr_assert_eq(res.stats.watermark_blocks, 1);
     /* R: 29-token prompt → 8 blocks at step 1; steps 2, 3 decode (slots 30, 31 fit).
      * X waits at steps 2 and 3 (deferred), admitted at step 4. */
-    cr_assert_eq(res.sched.deferrals, 2);
-    cr_assert_eq(res.sched.deferral_steps, 2);
-    cr_assert_eq(res.sched.deferred_requests, 1);
+    cr_assert_eq(res.stats.sched.deferrals, 2);
+    cr_assert_eq(res.stats.sched.deferral_steps, 2);
+    cr_assert_eq(res.stats.sched.deferred_requests, 1);
     cr_assert_eq(res.reqs[1].first_scheduled_ns, 3000000);
-    cr_assert_eq(res.finished, 2);
+    cr_assert_eq(res.stats.sched.finished, 2);
 }
 
 Test(sched, s6_2_watermark_reject_never_admittable)
@@ -333,7 +330,7 @@ Test(sched, s6_2_watermark_reject_never_admittable)
     cr_assert_eq(res.reqs[0].status, KV_REQ_REJECTED);
     cr_assert_eq(res.reqs[0].reject, KV_REJECT_WATERMARK);
     cr_assert_eq(res.reqs[1].status, KV_REQ_FINISHED);
-    cr_assert_eq(res.sched.rejected[KV_REJECT_WATERMARK], 1);
+    cr_assert_eq(res.stats.sched.rejected[KV_REJECT_WATERMARK], 1);
     cr_assert_eq(res.rejected, 1);
 }
 
@@ -352,7 +349,7 @@ Test(sched, s6_2_admit_full_prompt_vs_chunk_gate)
         run(&c);
         int64_t want = full ? 7000000 : 2000000;
         cr_assert_eq(res.reqs[1].first_scheduled_ns, want, "admit_full_prompt=%d", full);
-        cr_assert_eq(res.finished, 2);
+        cr_assert_eq(res.stats.sched.finished, 2);
         teardown();
     }
 }
@@ -371,7 +368,7 @@ Test(sched, s6_2_watermark_blocks_floor_of_ieee_product)
         kv_engine_config c = base_config(cases[i].n, 4);
         c.sched.watermark = cases[i].wm;
         run(&c);
-        cr_assert_eq(res.watermark_blocks, cases[i].want, "watermark %g, N %u", cases[i].wm,
+        cr_assert_eq(res.stats.watermark_blocks, cases[i].want, "watermark %g, N %u", cases[i].wm,
                      cases[i].n);
         teardown();
     }
@@ -407,7 +404,7 @@ Test(sched, s6_2_unchunked_budget_stops_head_not_a_deferral)
     cr_assert_eq(res.reqs[2].reject, KV_REJECT_BATCH, "9 known tokens > budget 8");
     /* Steps 2 and 3: R decodes (1 token), X needs 8 > 7; step 4: R finished → X runs. */
     cr_assert_eq(res.reqs[1].first_scheduled_ns, 3000000);
-    cr_assert_eq(res.sched.deferrals, 0, "the budget check comes before the watermark");
+    cr_assert_eq(res.stats.sched.deferrals, 0, "the budget check comes before the watermark");
 }
 
 /* ---- §6.4 rejection at arrival ------------------------------------------------------- */
@@ -422,7 +419,7 @@ Test(sched, s6_4_exceeds_capacity_at_arrival)
     run(&c);
     cr_assert_eq(res.reqs[0].reject, KV_REJECT_CAPACITY);
     cr_assert_eq(res.reqs[1].status, KV_REQ_FINISHED);
-    cr_assert_eq(res.sched.rejected[KV_REJECT_CAPACITY], 1);
+    cr_assert_eq(res.stats.sched.rejected[KV_REJECT_CAPACITY], 1);
     cr_assert_eq(snaps[6].len[1], 4, "it holds ⌈(prompt + output − 1)/b⌉ blocks at most");
 }
 
@@ -445,7 +442,7 @@ Test(sched, s6_5_idle_clock_jumps_and_sim_time)
     make_trace(r, 2);
     kv_engine_config c = base_config(20, 4);
     run(&c);
-    cr_assert_eq(res.steps, 3, "1 step for the first, 2 for the second; no idle steps");
+    cr_assert_eq(res.stats.steps, 3, "1 step for the first, 2 for the second; no idle steps");
     cr_assert_eq(res.reqs[1].first_scheduled_ns, 500000000);
     cr_assert_eq(res.sim_time_ns, 502000000, "max(end of the last step, last arrival)");
     cr_assert_eq(res.reqs[1].first_token_ns, 501000000);
@@ -480,9 +477,9 @@ Test(sched, s5_prefix_caching_off_no_queries)
     kv_engine_config c = base_config(20, 4);
     c.prefix_caching = false;
     run(&c);
-    cr_assert_eq(res.prefix.queries, 0);
-    cr_assert_eq(res.prefix.hits, 0);
-    cr_assert_eq(res.evictions, 0);
+    cr_assert_eq(res.stats.prefix.queries, 0);
+    cr_assert_eq(res.stats.prefix.hits, 0);
+    cr_assert_eq(res.stats.evictions, 0);
 }
 
 Test(sched, s5_shared_prefix_is_physically_shared)
@@ -496,11 +493,11 @@ Test(sched, s5_shared_prefix_is_physically_shared)
     kv_engine_config c = base_config(20, 4);
     run(&c);
     cr_assert_eq(res.reqs[1].hit_tokens, 8);
-    cr_assert_eq(res.prefix.hits, 8);
-    cr_assert_eq(res.prefix.queries, 18);
-    cr_assert_eq(res.metrics.peak_logical, 6);
-    cr_assert_eq(res.metrics.peak_physical, 4, "shared blocks are counted once");
-    cr_assert_gt(kv_metrics_sharing_ratio(&res.metrics), 1.0);
+    cr_assert_eq(res.stats.prefix.hits, 8);
+    cr_assert_eq(res.stats.prefix.queries, 18);
+    cr_assert_eq(res.stats.metrics.peak_logical, 6);
+    cr_assert_eq(res.stats.metrics.peak_physical, 4, "shared blocks are counted once");
+    cr_assert_gt(kv_metrics_sharing_ratio(&res.stats.metrics), 1.0);
 }
 
 /* ---- §6 step time -------------------------------------------------------------------- */

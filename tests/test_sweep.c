@@ -681,8 +681,8 @@ ParameterizedTestParameters(merge, errors)
         {"", 1, 1, "no finished configuration (a directory with summary.json) in '"},
         {"", 2, 2, "kvsim merge writes DIR/sweep.csv only for one sweep directory; give --out"},
         {"{\"config\": ", 1, 1, "summary.json:1: malformed JSON at column"},
-        {"{\"config\": {}}", 1, 1, "is not a kvsim run summary: no 'config.block_size'"},
-        {"[1, 2]", 1, 1, "is not a kvsim run summary: no 'config.block_size'"},
+        {"{\"config\": {}}", 1, 1, "is not a kvsim run summary: no 'config.trace'"},
+        {"[1, 2]", 1, 1, "is not a kvsim run summary: no 'config.trace'"},
     };
     return cr_make_param_array(merge_case, cases, sizeof cases / sizeof cases[0]);
 }

@@ -1,15 +1,29 @@
-/* engine: the discrete-event loop that replays a trace through sched, kvcache and pool
- * (DESIGN §6 "Engine", §6.5 exact rules).
+/* engine: one replica — pool, cache, scheduler, step clock — as an object that a driver
+ * steps on its own clock (DESIGN §6 "Engine", §6.5 exact rules).
  *
- * Events live in a binary heap ordered by (time, sequence number); time is integer
- * nanoseconds.  Arrivals are pushed first, so at equal times an arrival precedes a step
- * start and a step starting at t sees every arrival ≤ t.  Arrivals during a step wait for
- * the next step; idle, the clock jumps to the next arrival.  Same inputs ⇒ same outputs.
+ * An engine has at most one step in flight and no event queue of its own: it says what
+ * its next event is (a step start or a step end, and when) and does it when told.  The
+ * driver (sim.c: one replica; a cluster: several) owns the clock and the arrivals and
+ * merges them with every engine's next event in DESIGN's order: at equal times step ends
+ * first, then arrivals, then step starts, so a step starting at t sees every arrival ≤ t.
+ * Arrivals during a step wait for the next step; idle, an engine waits for an arrival.
+ *
+ * A step start runs one scheduling pass, takes the step's sample (after scheduling, before
+ * step-end frees: the state the step computes on) and schedules the step's end after the
+ * time model's duration.  A step end lets sched advance, sample and finish the step's
+ * requests in scheduling order; the next step starts at once if work remains.
+ *
+ * Failure has one channel, the return code of kv_engine_advance: the livelock guard (a
+ * step that schedules no token and preempts nothing while work waits; by DESIGN's
+ * rejection rules it never fires), a clock that would pass 2^63 ns, or (with
+ * check_invariants) the first invariant violation, each with a diag.  The engine is left
+ * consistent, and kv_engine_abandon ends its requests.
  */
 #ifndef KVSIM_ENGINE_H
 #define KVSIM_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kvsim/kvcache.h"
@@ -17,63 +31,85 @@
 #include "kvsim/pool.h"
 #include "kvsim/sched.h"
 #include "kvsim/timing.h"
-#include "kvsim/trace.h"
 
-struct kv_step_view;
+typedef struct kv_engine kv_engine; /* opaque */
 
-typedef struct kv_engine_config {
-    uint32_t num_blocks; /* N, null block included */
-    uint32_t block_size; /* b */
-    bool prefix_caching; /* default on */
-    kv_free_order free_order;
-    kv_sched_config sched;
-    kv_timing timing;
-    uint32_t shared_prefix; /* --shared-prefix N for content-less rows */
-    const char *model_name; /* hash seed (DESIGN §3) */
-    const char *kv_dtype;
-    uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
-    bool check_invariants; /* R9 walk after every step (debug builds turn it on) */
-    /* Optional observers; ctx is passed back. */
-    void (*on_sample)(void *ctx, const kv_sample *s);
-    void (*on_progress)(void *ctx, int64_t now_ns, uint64_t done, uint64_t total);
-    /* After every step end (state after frees): for tests and debugging tools. */
-    void (*on_step_end)(void *ctx, const struct kv_step_view *view);
-    void *ctx;
-} kv_engine_config;
-
-/* What on_step_end sees. */
+/* What on_step_end sees: the state after the step's frees. */
 typedef struct kv_step_view {
     uint64_t step; /* 1-based */
     int64_t start_ns, end_ns;
-    const kv_req *reqs; /* all requests, trace order */
+    const kv_req *reqs; /* the engine config's reqs (all requests, trace order) */
     size_t n;
     const kv_pool *pool;
     const kv_batch *batch; /* the step's scheduled requests, in scheduling order */
 } kv_step_view;
 
-typedef struct kv_run_result {
-    kv_req *reqs; /* one per trace request, in trace order */
-    size_t n;
-    uint64_t steps;
-    int64_t sim_time_ns; /* max(end of the last step, last arrival) */
-    uint64_t finished, rejected, unfinished;
-    uint64_t evictions;
-    uint64_t output_tokens; /* Σ output_len of finished requests */
+typedef struct kv_engine_config {
+    uint32_t num_blocks; /* N, null block included; ≥ 2 */
+    uint32_t block_size; /* b; must equal the hasher's */
+    bool prefix_caching; /* default on */
+    kv_free_order free_order;
+    kv_sched_config sched;
+    kv_timing timing;
+    bool check_invariants; /* R9 and the sched/kvcache walks after every step */
+    /* Observers (optional); ctx is passed back. */
+    uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
+    void (*on_sample)(void *ctx, const kv_sample *s);
+    void (*on_step_end)(void *ctx, const kv_step_view *view);
+    void *ctx;
+    const kv_req *reqs; /* for the view: the array the engine's requests live in */
+    size_t n_reqs;
+} kv_engine_config;
+
+typedef enum kv_engine_event {
+    KV_ENGINE_IDLE = 0,   /* nothing due until a request arrives */
+    KV_ENGINE_STEP_START, /* a step starts (and may find nothing to do) */
+    KV_ENGINE_STEP_END,   /* the step in flight ends */
+} kv_engine_event;
+
+/* Counters for reports: cumulative since creation. */
+typedef struct kv_engine_stats {
+    uint64_t steps;          /* executed steps, the livelock step included */
+    int64_t last_step_end;   /* end of the last completed step, 0 before any */
+    kv_sched_counters sched; /* finished, output tokens, preemptions, deferrals, … */
     kv_prefix_stats prefix;
-    kv_sched_counters sched;
+    uint64_t evictions;
+    kv_metrics metrics;        /* peaks and time-weighted means of the step samples */
     uint32_t watermark_blocks; /* W */
     uint32_t usable_blocks;    /* N − 1 */
-    kv_metrics metrics;
-    bool livelock;         /* the guard fired (should never happen) */
-    bool clock_overflow;   /* a step would end past INT64_MAX ns: the run stopped */
-    bool invariant_failed; /* check_invariants found a violation */
-} kv_run_result;
+} kv_engine_stats;
 
-/* Replay.  0, or -KV_EINVAL (bad config: diag says which) / -KV_ECAPACITY, or -KV_ERANGE
- * when the simulated clock would pass INT64_MAX ns (out is still filled and must be
- * released). */
-int kv_engine_run(const kv_engine_config *cfg, const kv_trace *trace, kv_run_result *out,
-                  kv_diag *diag);
-void kv_run_result_release(kv_run_result *r);
+/* 0, or -KV_EINVAL (bad config: diag says which) / -KV_ECAPACITY (fewer than 2 blocks).
+ * The hasher is borrowed (shared by a cluster's replicas, so a request is hashed once). */
+int kv_engine_create(kv_engine **out, const kv_engine_config *cfg, kv_hasher *hasher,
+                     kv_diag *diag);
+/* NULL ok.  Every request must have ended (finished, rejected or abandoned). */
+void kv_engine_destroy(kv_engine *e);
+
+/* An attached request arrives at now: it joins the waiting queue or is rejected there
+ * (returns whether it was queued).  An idle engine's next step is then due at now. */
+bool kv_engine_arrive(kv_engine *e, kv_req *r, int64_t now);
+
+/* The next event and its time (*at untouched when idle). */
+kv_engine_event kv_engine_next(const kv_engine *e, int64_t *at);
+
+/* Do the next event (not when idle).  0, or -KV_ELIVELOCK, -KV_ERANGE (the step would
+ * end past INT64_MAX ns), -KV_EINVARIANT, each with a diag.  After an error the engine
+ * does nothing more until its requests are abandoned. */
+int kv_engine_advance(kv_engine *e, kv_diag *diag);
+
+/* End every queued and running request as unfinished (a run that stopped); returns how
+ * many. */
+uint32_t kv_engine_abandon(kv_engine *e);
+
+void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out);
+
+/* Read-only views for routers and tools. */
+const kv_pool *kv_engine_pool(const kv_engine *e);
+uint32_t kv_engine_num_running(const kv_engine *e);
+uint32_t kv_engine_num_waiting(const kv_engine *e);
+
+/* The full invariant walk (pool R9, sched, kvcache): 0 or -KV_EINVARIANT with a diag. */
+int kv_engine_check(const kv_engine *e, kv_diag *diag);
 
 #endif

@@ -18,7 +18,9 @@
     X(ENOENT, "no such file or preset")                                                            \
     X(EPARSE, "malformed input")                                                                   \
     X(ERANGE, "value out of range")                                                                \
-    X(ECAPACITY, "configuration leaves no usable blocks")
+    X(ECAPACITY, "configuration leaves no usable blocks")                                          \
+    X(ELIVELOCK, "the livelock guard fired")                                                       \
+    X(EINVARIANT, "an invariant was violated")
 
 enum {
     KV_OK = 0,
@@ -32,9 +34,14 @@ enum {
 const char *kv_strerror(int err); /* never NULL; accepts the code or its negation */
 
 /* A diagnostic: one line, without the "kvsim: error: " prefix, e.g.
- * "conv.jsonl:42: 'output_length' must be a positive integer". */
+ * "conv.jsonl:42: 'output_length' must be a positive integer".
+ *
+ * Library messages name quantities, not command-line flags: a quantity that a front end
+ * exposes as an option is written in braces, "{sample_every} must be at least 1", and the
+ * front end renders it in its own spelling (the CLI: "--sample-every").  Braces that do not
+ * enclose a known quantity name are printed as they are. */
 typedef struct kv_diag {
-    char msg[512];
+    char msg[6144]; /* room for a message quoting a PATH_MAX path or two */
 } kv_diag;
 
 /* printf into diag (if non-NULL) and return err; for `return kv_diag_set(d, -KV_EPARSE, …)`. */

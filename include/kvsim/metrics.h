@@ -31,6 +31,29 @@ typedef struct kv_sample {
     uint64_t admitted, finished;
 } kv_sample;
 
+/* timeseries.csv's columns, in order: (header name, kind, kv_sample member).  report.c
+ * generates the header and every row from this list.  Kinds: TIME integer ns printed as
+ * seconds with 9 decimals, U integer, F6 a real with 6 decimals. */
+#define KV_SAMPLE_COLUMNS(X)                                                                       \
+    X(time_s, TIME, time_ns)                                                                       \
+    X(step, U, step)                                                                               \
+    X(running, U, running)                                                                         \
+    X(waiting, U, waiting)                                                                         \
+    X(physical_blocks, U, physical_blocks)                                                         \
+    X(logical_blocks, U, logical_blocks)                                                           \
+    X(cached_free_blocks, U, cached_free_blocks)                                                   \
+    X(free_blocks, U, free_blocks)                                                                 \
+    X(usage, F6, usage)                                                                            \
+    X(effective_tokens, U, effective_tokens)                                                       \
+    X(scheduled_tokens, U, scheduled_tokens)                                                       \
+    X(preemptions, U, preemptions)                                                                 \
+    X(evictions, U, evictions)                                                                     \
+    X(prefix_hits, U, prefix_hits)                                                                 \
+    X(prefix_queries, U, prefix_queries)                                                           \
+    X(watermark_deferrals, U, watermark_deferrals)                                                 \
+    X(admitted, U, admitted)                                                                       \
+    X(finished, U, finished)
+
 typedef struct kv_metrics {
     uint64_t steps;
     uint32_t peak_physical;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "kvsim/error.h"
+#include "kvsim/summary.h"
 
 /* ---- service-level objectives -------------------------------------------------------- */
 
@@ -58,12 +59,12 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag);
  * -KV_EINVAL when the set is empty. */
 int kv_slo_finish(kv_slo_set *s, kv_diag *diag);
 
-/* The SLO's figure read from a replay's summary.json object (report.c's keys):
+/* The SLO's figure in a replay's summary (summary.h's fields):
  *   <dist>_<stat>    latency_s.<dist>.<stat>, seconds; NAN when no request finished
  *   preemption_rate  preemptions / requests.total
  *   reject_rate      (requests.rejected + requests.unfinished) / requests.total
  * NAN never meets. */
-double kv_slo_measure(const kv_slo *slo, const json_t *summary);
+double kv_slo_measure(const kv_slo *slo, const kv_summary *summary);
 bool kv_slo_met(const kv_slo *slo, double value);
 /* value / limit: ≤ 1 meets.  A zero limit gives 0 for a zero value and +inf otherwise;
  * NAN gives +inf.  Used to name the binding SLO. */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "kvsim/blockhash.h"
+#include "kvsim/error.h"
 
 typedef struct kv_pool kv_pool; /* opaque; see src/pool.c for invariants */
 typedef int32_t kv_block_id;    /* index into the pool; 0 is the null block */
@@ -72,9 +73,13 @@ void kv_pool_free(kv_pool *pool, const kv_block_id *blocks, size_t n);
  * For tests and debugging: O(num_free). */
 size_t kv_pool_queue(const kv_pool *pool, kv_block_id *out, size_t cap);
 
-/* R9: full invariant walk (O(N)).  Returns false and describes the first violation on
- * stderr. */
-bool kv_pool_check(const kv_pool *pool);
+/* The digest block b is indexed under, or NULL when it holds none. */
+const kv_digest *kv_pool_digest(const kv_pool *pool, kv_block_id b);
+
+/* R9: full invariant walk (O(N)): refcount 0 ⇔ queued (null block excepted), queue length
+ * = num_free, cached-free count, b indexed under h ⇔ b hashed with h, holders in order.
+ * 0, or -KV_EINVARIANT with the first violation in diag (prints nothing). */
+int kv_pool_check(const kv_pool *pool, kv_diag *diag);
 /* Σ refcounts, for the cross-module invariant Σ refcounts = Σ table lengths. */
 uint64_t kv_pool_refcount_sum(const kv_pool *pool);
 

@@ -12,27 +12,38 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "kvsim/engine.h"
 #include "kvsim/error.h"
 #include "kvsim/metrics.h"
+#include "kvsim/sim.h"
+#include "kvsim/strbuf.h"
 
 /* How every JSON output file is printed: 2-space indent, keys in insertion order, reals
  * with 15 significant digits (exact to the nanosecond for times below 10^6 s). */
 #define KV_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
-
-/* summary.json as a JSON object; takes ownership of config (the echo, may be NULL). */
-json_t *kv_report_summary(const kv_run_result *r, json_t *config);
 
 /* The value at a dotted path ("blocks.peak_physical") of a JSON object such as
  * summary.json; NULL when a key is missing or a step is not an object. */
 const json_t *kv_json_at(const json_t *root, const char *path);
 
 /* One CSV field, RFC 4180: quoted when it holds a comma, a quote or a line break. */
-void kv_csv_field(FILE *f, const char *s);
+void kv_csv_field(kv_buf *b, const char *s);
 
-/* One requests.csv row's worth of formatting, shared with tests. */
-void kv_report_request_row(FILE *f, const kv_req *r);
+/* requests.csv: its header line, and one request's row (in trace order, DESIGN §8). */
+void kv_report_requests_header(kv_buf *b);
+void kv_report_request_row(kv_buf *b, const kv_req *r);
+/* timeseries.csv: its header line and one sample's row, both from KV_SAMPLE_COLUMNS. */
+void kv_report_timeseries_header(kv_buf *b);
+void kv_report_timeseries_row(kv_buf *b, const kv_sample *s);
 
+/* ---- plan.json and plan.csv (report_plan.c) ------------------------------------------ */
+struct kv_plan;
+/* plan.json's object (new reference). */
+json_t *kv_plan_json(const struct kv_plan *p);
+/* Write plan.csv and plan.json into dir (created if missing), each atomically.
+ * 0 or -KV_EIO with a diag. */
+int kv_plan_write_files(const struct kv_plan *p, const char *dir, kv_diag *diag);
+
+/* ---- a run's files ------------------------------------------------------------------ */
 typedef struct kv_out kv_out; /* opaque */
 
 /* Create dir (and parents) and open timeseries.csv.tmp.  0 or -KV_EIO with a diag. */

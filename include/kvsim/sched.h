@@ -1,9 +1,17 @@
-/* sched: one vLLM-v1-style scheduling pass per engine step (DESIGN §6.1–§6.5).
+/* sched: one vLLM-v1-style scheduling pass per engine step (DESIGN §6.1–§6.5), and the
+ * owner of every request's lifecycle.
  *
  * Running requests first (preempting on allocation failure), then waiting admission
  * (only in steps that preempted nothing) under the token budget, max_seqs, the
  * full-prompt gate and the watermark.  Rejections happen when a request joins the waiting
- * queue.  The engine owns time and step ends; sched owns the queues and the decisions.
+ * queue.  At step end sched advances the scheduled requests, samples their tokens and
+ * finishes them (kv_sched_step_end).  A request's state changes only here: the engine
+ * owns time and asks; kvcache owns the block table behind the opaque kv_seq.
+ *
+ * Lifecycle:  PENDING ─attach+arrive─► WAITING ─admit─► RUNNING ─step end─► FINISHED
+ *                          │               ▲               │
+ *                          ▼               └───preempt─────┘ (may be REJECTED on re-joining)
+ *                       REJECTED        any live state ─abandon─► UNFINISHED
  */
 #ifndef KVSIM_SCHED_H
 #define KVSIM_SCHED_H
@@ -41,28 +49,40 @@ typedef enum kv_reject_reason {
 const char *kv_req_status_name(kv_req_status s);
 const char *kv_reject_reason_name(kv_reject_reason r);
 
-/* One request's simulation state.  num_tokens (known tokens) = prompt + generated. */
+/* One request's simulation state.  num_tokens (known tokens) = prompt + generated.
+ * Read anywhere; written only by sched.c. */
 typedef struct kv_req {
     const kv_request_spec *spec;
-    kv_req_status status;
-    kv_reject_reason reject;
+    kv_seq *seq;            /* cache state: from kv_req_attach until the request ends */
     uint32_t num_generated; /* tokens sampled so far */
-    uint32_t num_computed;  /* tokens whose KV is computed (or scheduled this step) */
+    uint32_t num_computed;  /* tokens whose KV is computed (at step end; see step_new) */
+    uint32_t step_new;      /* tokens scheduled in the current step, 0 outside one */
     uint32_t preemptions;
     uint32_t hit_tokens;        /* prefix hit at the first admission */
-    bool admitted;              /* admitted at least once */
-    bool deferred_once;         /* held back by the watermark at least once */
     int64_t first_scheduled_ns; /* −1 until admitted */
     int64_t first_token_ns;     /* −1 until the first token is sampled */
     int64_t finish_ns;          /* −1 until finished */
-    uint32_t step_new;          /* tokens scheduled in the current step */
-    kv_seq seq;
+    uint8_t status;             /* kv_req_status */
+    uint8_t reject;             /* kv_reject_reason, when status is REJECTED */
+    bool admitted;              /* admitted at least once */
+    bool deferred_once;         /* held back by the watermark at least once */
 } kv_req;
 
 static inline uint32_t kv_req_num_tokens(const kv_req *r)
 {
     return r->spec->prompt_len + r->num_generated;
 }
+
+/* PENDING, every time −1, no cache state.  Can't fail. */
+void kv_req_init(kv_req *r, const kv_request_spec *spec);
+/* Give a pending request its cache state for content c, sized for the most tokens it can
+ * hold (prompt + output − 1), before it arrives anywhere (a router may read its chain).
+ * Idempotent.  Can't fail. */
+void kv_req_attach(kv_req *r, const kv_content *c);
+/* A request that never arrived before the run stopped: PENDING → UNFINISHED. */
+void kv_req_abandon(kv_req *r);
+/* The block table (NULL with *len 0 when the request holds none). */
+const kv_block_id *kv_req_table(const kv_req *r, uint32_t *len);
 
 typedef struct kv_sched_config {
     uint32_t max_batched_tokens; /* per-step token budget, default 8192 */
@@ -74,6 +94,8 @@ typedef struct kv_sched_config {
 } kv_sched_config;
 
 typedef struct kv_sched_counters {
+    uint64_t finished;      /* requests that sampled their output_len-th token */
+    uint64_t output_tokens; /* Σ output_len of finished requests */
     uint64_t preemptions;
     uint64_t deferrals;         /* (step, held-back head) pairs */
     uint64_t deferral_steps;    /* steps with a deferral */
@@ -102,19 +124,31 @@ void kv_sched_destroy(kv_sched *s); /* NULL ok; queues must be empty */
 
 uint32_t kv_sched_watermark_blocks(const kv_sched *s); /* W = ⌊watermark · (N − 1)⌋ */
 
-/* A request joins the waiting queue at the back (an arrival).  It may be rejected
- * instead (status KV_REQ_REJECTED, reason set); returns whether it was queued. */
+/* An attached request joins the waiting queue at the back (an arrival).  It may be
+ * rejected instead (status KV_REQ_REJECTED, reason set, cache state dropped); returns
+ * whether it was queued. */
 bool kv_sched_arrive(kv_sched *s, kv_req *r);
 
 /* One scheduling pass at time now_ns; fills *batch (reset first). */
 void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch);
 
-/* A finished request leaves the running list and frees its blocks (R7). */
-void kv_sched_finish(kv_sched *s, kv_req *r);
+/* The step that scheduled *batch ends at now_ns (DESIGN §6.3, §6.5): in scheduling order
+ * each request advances num_computed by its step_new; one whose computed tokens reach its
+ * known tokens samples a token (the first sets first_token_ns); one that reaches
+ * output_len finishes and frees its blocks (R7).  *batch stays readable until the next
+ * pass. */
+void kv_sched_step_end(kv_sched *s, kv_batch *batch, int64_t now_ns);
 
-/* Take every queued and running request out (livelock guard), freeing blocks; each gets
+/* Take every queued and running request out (the run stopped), freeing blocks; each gets
  * status KV_REQ_UNFINISHED.  Returns how many. */
 uint32_t kv_sched_abandon(kv_sched *s);
+
+/* Invariant walk (with kvcache's over the running tables), O(running + waiting + N):
+ * running entries are RUNNING with a table of ⌈(computed + step_new)/b⌉ blocks and
+ * computed ≤ known tokens, at most max_seqs of them; waiting entries are WAITING with
+ * nothing computed and no blocks; the counters agree with the queues.  0, or
+ * -KV_EINVARIANT with the first violation in diag. */
+int kv_sched_check(const kv_sched *s, kv_diag *diag);
 
 uint32_t kv_sched_num_running(const kv_sched *s);
 uint32_t kv_sched_num_waiting(const kv_sched *s);

@@ -20,7 +20,7 @@ int cli_error(int code, const char *fmt, ...)
 {
     /* One line, whatever the message quotes: control characters a user's file put into a
      * field (a quoted newline, a CR) are escaped, never printed raw. */
-    char msg[2048];
+    char msg[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -42,14 +42,60 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
+/* The option tables of the command being run, for rendering library messages. */
+static const cli_opt *const *render_tables;
+
+static const cli_opt *find_name(const cli_opt *const *tables, const char *name, size_t len)
+{
+    for (const cli_opt *const *t = tables; t && *t; t++)
+        for (const cli_opt *o = *t; o->name; o++)
+            if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+                return o;
+    return NULL;
+}
+
+/* "{sample_every}" → "--sample-every" when that is an option of the command; any other
+ * brace text is kept as it is (it may be a user's). */
+static void render(const char *msg, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *c = msg; *c && o + 1 < cap;) {
+        const char *close = *c == '{' ? strchr(c, '}') : NULL;
+        size_t n = close ? (size_t)(close - c - 1) : 0;
+        char dashed[64];
+        bool ident = close && n > 0 && n < sizeof dashed &&
+                     strspn(c + 1, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+        if (ident) {
+            for (size_t i = 0; i < n; i++)
+                dashed[i] = c[1 + i] == '_' ? '-' : c[1 + i];
+            if (find_name(render_tables, dashed, n)) {
+                int w = snprintf(out + o, cap - o, "--%.*s", (int)n, dashed);
+                o = w > 0 && (size_t)w < cap - o ? o + (size_t)w : cap - 1;
+                c = close + 1;
+                continue;
+            }
+        }
+        out[o++] = *c++;
+    }
+    out[o < cap ? o : cap - 1] = '\0';
+}
+
 int cli_diag(int code, const kv_diag *diag)
 {
-    return cli_error(code, "%s", diag->msg);
+    char msg[sizeof diag->msg + 256];
+    render(diag->msg, msg, sizeof msg);
+    return cli_error(code, "%s", msg);
+}
+
+int cli_code(int err)
+{
+    return err == -KV_EINVAL ? CLI_USAGE : CLI_RUNTIME;
 }
 
 void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv,
                      const cli_opt *const *tables)
 {
+    render_tables = tables;
     memset(p, 0, sizeof *p);
     p->cmd = cmd;
     p->argc = argc;
@@ -67,11 +113,7 @@ void cli_parser_release(cli_parser *p)
 
 static const cli_opt *find_long(const cli_parser *p, const char *name, size_t len)
 {
-    for (const cli_opt *const *t = p->tables; *t; t++)
-        for (const cli_opt *o = *t; o->name; o++)
-            if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-                return o;
-    return NULL;
+    return find_name(p->tables, name, len);
 }
 
 static const cli_opt *find_short(const cli_parser *p, char c)

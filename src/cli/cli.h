@@ -13,6 +13,7 @@
 
 #include "kvsim/error.h"
 #include "kvsim/model.h"
+#include "kvsim/setup.h"
 
 enum { CLI_OK = 0, CLI_RUNTIME = 1, CLI_USAGE = 2 };
 
@@ -22,8 +23,12 @@ int cli_error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* cli_error(code, "%s", diag->msg). */
+/* cli_error(code, "%s", diag->msg), with the quantities the library names in braces
+ * ("{sample_every}") rendered as this command's options ("--sample-every"). */
 int cli_diag(int code, const kv_diag *diag);
+/* The exit code for a library error in option resolution: -KV_EINVAL is a usage error
+ * (2), anything else a runtime error (1). */
+int cli_code(int err);
 
 /* ---- option parsing ------------------------------------------------------------------
  * Long options "--name value" or "--name=value", optional one-letter aliases "-j 4".
@@ -67,63 +72,20 @@ int cli_parse_double(const char *opt, const char *arg, double min, double max, d
 /* Sizes with binary or decimal units (kv_parse_size); defined in model_opts.c. */
 int cli_parse_size(const char *opt, const char *arg, uint64_t *out);
 
-/* ---- shared option group: model, GPU, parallelism, pool sizing (DESIGN §2) ------------ */
-typedef struct cli_model_opts {
-    const char *model;                   /* preset or config.json path; default "llama-3-8b" */
-    const char *gpu;                     /* preset; default "H100-SXM" */
-    double gpu_util;                     /* default 0.9 */
-    uint64_t reserve;                    /* bytes; default stated in README */
-    uint32_t tp, pp;                     /* default 1, 1 */
-    const char *kv_dtype;                /* NULL = the model's */
-    uint32_t block_size;                 /* default 16 */
-    uint32_t num_blocks;                 /* 0 = derive */
-    uint64_t kv_budget;                  /* 0 = derive */
-    uint32_t layers, kv_heads, head_dim; /* 0 = no override */
-    uint32_t kv_scale_group, kv_scale_bytes;
-} cli_model_opts;
-
+/* ---- shared option group: model, GPU, parallelism, pool sizing (DESIGN §2) ------------
+ * The values live in the core's kv_setup_options; this group parses them. */
 extern const cli_opt cli_model_options[];
 
-void cli_model_opts_init(cli_model_opts *o);
 /* Handles an id from cli_model_options: 0, or CLI_USAGE after printing. */
-int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg);
+int cli_model_opts_handle(kv_setup_options *o, int id, const char *arg);
 /* Whether id belongs to cli_model_options. */
 bool cli_model_opts_owns(int id);
-/* Whether a --model argument names a config.json file (it contains '/' or ends in .json)
- * rather than a preset. */
-bool cli_model_is_path(const char *model);
 /* Help text for the group, for each command's --help. */
 extern const char cli_model_opts_help[];
 
-typedef struct cli_setup {
-    kv_model model;
-    kv_gpu gpu;
-    kv_shard shard;
-    kv_capacity cap;
-    uint32_t block_size;
-    const char *budget_source; /* "gpu", "kv-budget" or "num-blocks" */
-    const char *model_path;    /* the config.json read (the --model argument), or NULL for
-                                  a preset */
-} cli_setup;
-
-/* Resolve presets/config, overrides, sharding and capacity: 0, or an exit code after
- * printing the error. */
-int cli_model_resolve(const cli_model_opts *o, cli_setup *out);
-
-/* ---- one output file, written atomically (outfile.c) ---------------------------------- */
-typedef struct cli_outfile {
-    const char *path; /* NULL: standard output */
-    char *tmp;        /* temp path while open */
-    FILE *f;          /* write here between open and commit/abort */
-} cli_outfile;
-
-/* Open path (NULL or "-": standard output) for writing through a temp file in the same
- * directory.  0, or CLI_RUNTIME after printing the error. */
-int cli_outfile_open(cli_outfile *o, const char *path);
-/* Close and rename into place: 0, or CLI_RUNTIME after printing (the temp file removed). */
-int cli_outfile_commit(cli_outfile *o);
-/* Discard a file that was not completed (the target is left untouched). */
-void cli_outfile_abort(cli_outfile *o);
+/* kv_setup_resolve, its error printed: 0, CLI_USAGE (contradictory or unknown options) or
+ * CLI_RUNTIME (an input that does not work). */
+int cli_model_resolve(const kv_setup_options *o, kv_setup *out);
 
 /* ---- subcommands: each returns the process exit code ---------------------------------- */
 int cmd_estimate(int argc, char **argv);

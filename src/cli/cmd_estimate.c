@@ -145,8 +145,8 @@ static json_t *ledgers_json(const kv_ledgers *l)
 }
 
 typedef struct results {
-    const cli_model_opts *mo; /* the options, for the budget breakdown */
-    const cli_setup *s;       /* resolved model, GPU, shard and capacity */
+    const kv_setup_options *mo; /* the options, for the budget breakdown */
+    const kv_setup *s;          /* resolved model, GPU, shard and capacity */
     const est_opts *e;
     kv_ledgers whole;                  /* at c, the whole model */
     kv_ledgers rank;                   /* at c_rank, one GPU of the largest stage */
@@ -159,7 +159,7 @@ typedef struct results {
 
 static int print_json(const results *r)
 {
-    const cli_setup *s = r->s;
+    const kv_setup *s = r->s;
     const kv_model *m = &s->model;
     json_t *root = json_object(), *o;
 
@@ -266,7 +266,7 @@ static void print_ledger_row(const char *label, uint64_t tokens, double whole, d
 
 static void print_table(const results *r)
 {
-    const cli_setup *s = r->s;
+    const kv_setup *s = r->s;
     const kv_model *m = &s->model;
     const kv_shard *sh = &s->shard;
     char a[128], b[128], c[128];
@@ -352,8 +352,8 @@ int cmd_estimate(int argc, char **argv)
     const cli_opt *tables[] = {options, cli_model_options, NULL};
     cli_parser p;
     cli_parser_init(&p, "estimate", argc, argv, tables);
-    cli_model_opts mo;
-    cli_model_opts_init(&mo);
+    kv_setup_options mo;
+    kv_setup_options_init(&mo);
     est_opts e = {.target_len = DEFAULT_TARGET_LEN, .safety = 1.0};
     int rc = CLI_OK, id;
     const char *arg;
@@ -394,7 +394,7 @@ int cmd_estimate(int argc, char **argv)
     if (rc == CLI_OK && p.n_positional > 0)
         rc = cli_error(CLI_USAGE, "kvsim estimate takes no arguments (got '%s')", p.positional[0]);
 
-    cli_setup s;
+    kv_setup s;
     if (rc == CLI_OK)
         rc = cli_model_resolve(&mo, &s);
     if (rc == CLI_OK) {

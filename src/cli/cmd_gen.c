@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "kvsim/gen.h"
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
 #include "kvsim/trace.h"
 
@@ -290,13 +291,14 @@ int cmd_gen(int argc, char **argv)
     if (rc != CLI_OK)
         return rc;
 
-    cli_outfile o;
-    if ((rc = cli_outfile_open(&o, out_path)) != CLI_OK)
-        return rc;
+    kv_afile o;
+    if (kv_afile_open(&o, out_path, &diag) != 0)
+        return cli_diag(CLI_RUNTIME, &diag);
+    bool to_file = o.path != NULL;
     /* A big buffer for files: traces are written in one pass of many short lines.  (Set
      * before the first write; stdout keeps its own buffer, which outlives this frame.) */
     char *buf = NULL;
-    if (o.path) {
+    if (to_file) {
         buf = kv_xmalloc(1 << 20);
         setvbuf(o.f, buf, _IOFBF, 1 << 20);
     }
@@ -306,16 +308,16 @@ int cmd_gen(int argc, char **argv)
         if (err == -KV_EIO)
             snprintf(diag.msg, sizeof diag.msg, "cannot write %s%s%s: %s", o.path ? "'" : "",
                      o.path ? o.path : "standard output", o.path ? "'" : "", strerror(errno));
-        if (o.path)
-            cli_outfile_abort(&o);
+        if (to_file)
+            kv_afile_abort(&o);
         else
             fflush(stdout);
         rc = cli_diag(CLI_RUNTIME, &diag);
-    } else {
-        rc = cli_outfile_commit(&o);
+    } else if (kv_afile_commit(&o, &diag) != 0) {
+        rc = cli_diag(CLI_RUNTIME, &diag);
     }
     free(buf); /* the file using it is closed by now */
-    if (rc == CLI_OK && o.path) {
+    if (rc == CLI_OK && to_file) {
         char conv[96] = "";
         if (cfg.sessions)
             snprintf(conv, sizeof conv, " in %llu conversations of up to %llu turns%s",
@@ -323,7 +325,7 @@ int cmd_gen(int argc, char **argv)
                      st.capped ? " (some cut by the context cap)" : "");
         fprintf(stderr, "kvsim: wrote %llu requests%s, %s, arriving over %.3f s, to '%s'\n",
                 (unsigned long long)st.requests, conv,
-                st.hash_ids ? "with hash_ids" : "content-less", st.last_arrival_ns / 1e9, o.path);
+                st.hash_ids ? "with hash_ids" : "content-less", st.last_arrival_ns / 1e9, out_path);
     }
     return rc;
 }

@@ -4,7 +4,7 @@
  *
  * A DIR holding summary.json is one configuration; any other DIR is searched one level
  * deep for subdirectories holding summary.json.  Rows are built and ordered by the same
- * code as `kvsim sweep` (src/cli/sweep_rows.c), so merging a sweep's own directory
+ * code as `kvsim sweep` (src/report_sweep.c), so merging a sweep's own directory
  * reproduces its sweep.csv byte for byte.  A directory listed twice (or found twice, as a
  * sweep directory and as one of its configurations) gives one row.  Subdirectories with a
  * stderr.txt but no summary.json are configurations sweep saw fail: they are named on
@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/sweep.h"
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 
 enum { OPT_HELP = 1, OPT_OUT, OPT_QUIET };
 
@@ -51,7 +52,7 @@ static void help(void)
 }
 
 typedef struct merge {
-    sweep_row *rows;
+    kv_sweep_row *rows;
     char **real; /* realpath of each row's directory, to drop duplicates */
     size_t n, cap, cap_real;
     bool quiet;
@@ -59,7 +60,7 @@ typedef struct merge {
 
 static bool has_file(const char *dir, const char *name)
 {
-    char *path = sweep_path(dir, name);
+    char *path = kv_path_join(dir, name);
     struct stat st;
     bool yes = stat(path, &st) == 0 && S_ISREG(st.st_mode);
     free(path);
@@ -76,9 +77,9 @@ static int add_config(merge *m, const char *dir)
             return CLI_OK;
     kv_grow((void **)&m->rows, &m->cap, m->n + 1, sizeof *m->rows);
     kv_grow((void **)&m->real, &m->cap_real, m->n + 1, sizeof *m->real);
-    int rc = sweep_row_load(&m->rows[m->n], dir);
-    if (rc != CLI_OK)
-        return rc;
+    kv_diag d;
+    if (kv_sweep_row_load(&m->rows[m->n], dir, &d) != 0)
+        return cli_diag(CLI_RUNTIME, &d);
     m->real[m->n++] = kv_xstrdup(real);
     return CLI_OK;
 }
@@ -108,7 +109,7 @@ static int add_tree(merge *m, const char *dir)
         qsort(names, n, sizeof *names, cmp_names);
     int rc = CLI_OK;
     for (size_t i = 0; i < n; i++) {
-        char *sub = sweep_path(dir, names[i]);
+        char *sub = kv_path_join(dir, names[i]);
         struct stat st;
         if (rc == CLI_OK && stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
             if (has_file(sub, "summary.json"))
@@ -165,18 +166,20 @@ int cmd_merge(int argc, char **argv)
                        p.positional[0], p.n_positional > 1 ? " or the other directories" : "");
     char *path = NULL;
     if (rc == CLI_OK) {
-        path = out ? kv_xstrdup(out) : sweep_path(p.positional[0], "sweep.csv");
-        sweep_rows_sort(m.rows, m.n);
-        rc = sweep_csv_write(path, m.rows, m.n);
+        path = out ? kv_xstrdup(out) : kv_path_join(p.positional[0], "sweep.csv");
+        kv_sweep_rows_sort(m.rows, m.n);
+        kv_diag d;
+        if (kv_sweep_csv_write(path, m.rows, m.n, &d) != 0)
+            rc = cli_diag(CLI_RUNTIME, &d);
     }
     if (rc == CLI_OK && !m.quiet && strcmp(path, "-") != 0) {
-        sweep_print_table(stdout, m.rows, m.n);
+        cli_sweep_print_table(stdout, m.rows, m.n);
         printf("kvsim merge: %zu configuration%s into %s\n", m.n, m.n == 1 ? "" : "s", path);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
     }
     for (size_t i = 0; i < m.n; i++) {
-        sweep_row_release(&m.rows[i]);
+        kv_sweep_row_release(&m.rows[i]);
         free(m.real[i]);
     }
     free(m.rows);

@@ -59,15 +59,16 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void on_progress(void *ctx, int64_t now_ns, uint64_t done, uint64_t total)
+static void on_progress(void *ctx, const kv_progress *pg)
 {
     progress *p = ctx;
     double t = wall_now();
     if (!p->on || t - p->last < 0.2)
         return;
     p->last = t;
-    fprintf(stderr, "\rkvsim: simulated %.1f s, %llu/%llu requests arrived   ",
-            (double)now_ns / 1e9, (unsigned long long)done, (unsigned long long)total);
+    fprintf(stderr, "\rkvsim: simulated %.1f s, %llu/%llu requests arrived, %llu finished   ",
+            (double)pg->now_ns / 1e9, (unsigned long long)pg->arrived,
+            (unsigned long long)pg->total, (unsigned long long)pg->finished);
 }
 
 /* Observers need one ctx: the output writer, and progress. */
@@ -81,9 +82,9 @@ static void obs_sample(void *ctx, const kv_sample *s)
     kv_out_sample(((observers *)ctx)->out, s);
 }
 
-static void obs_progress(void *ctx, int64_t now_ns, uint64_t done, uint64_t total)
+static void obs_progress(void *ctx, const kv_progress *p)
 {
-    on_progress(&((observers *)ctx)->prog, now_ns, done, total);
+    on_progress(&((observers *)ctx)->prog, p);
 }
 
 static json_t *perf_json(double wall, const kv_run_result *r)
@@ -94,9 +95,9 @@ static json_t *perf_json(double wall, const kv_run_result *r)
     json_object_set_new(p, "wall_s", json_real(wall));
     json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
     json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
-    json_object_set_new(p, "steps", json_integer((json_int_t)r->steps));
+    json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
     json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
-    json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->steps / wall : 0));
+    json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
     json_object_set_new(p, "sim_seconds_per_wall_second",
                         json_real(wall > 0 ? (double)r->sim_time_ns / 1e9 / wall : 0));
     return p;
@@ -107,10 +108,10 @@ int cmd_run(int argc, char **argv)
     const cli_opt *tables[] = {options, cli_sim_options, cli_model_options, NULL};
     cli_parser p;
     cli_parser_init(&p, "run", argc, argv, tables);
-    cli_sim_opts so;
-    cli_model_opts mo;
-    cli_sim_opts_init(&so);
-    cli_model_opts_init(&mo);
+    kv_sim_options so;
+    kv_setup_options mo;
+    kv_sim_options_init(&so);
+    kv_setup_options_init(&mo);
     const char *out_dir = NULL;
     uint32_t sample_every = 1;
     bool json_out = false, quiet = false, plot = false;
@@ -148,7 +149,7 @@ int cmd_run(int argc, char **argv)
                                   "files written there)");
     const char *trace_path = rc == CLI_OK ? p.positional[0] : NULL;
 
-    cli_setup setup;
+    kv_setup setup;
     if (rc == CLI_OK)
         rc = cli_model_resolve(&mo, &setup);
     kv_engine_config check;
@@ -167,42 +168,45 @@ int cmd_run(int argc, char **argv)
 
     kv_run_result res;
     memset(&res, 0, sizeof res);
-    json_t *summary = NULL;
+    kv_summary summary;
+    memset(&summary, 0, sizeof summary);
+    json_t *sj = NULL;
     if (rc == CLI_OK) {
-        kv_engine_config hooks = {.sample_every = sample_every,
-                                  .on_sample = obs.out ? obs_sample : NULL,
-                                  .on_progress = obs_progress,
-                                  .ctx = &obs};
+        kv_sim_hooks hooks = {.sample_every = sample_every,
+                              .on_sample = obs.out ? obs_sample : NULL,
+                              .on_progress = obs_progress,
+                              .ctx = &obs};
         rc = cli_replay(&so, &setup, trace, &hooks, &res, &summary);
         if (obs.prog.on)
             fputs("\r\033[K", stderr);
     }
+    if (rc == CLI_OK)
+        sj = kv_summary_to_json(&summary);
     if (rc == CLI_OK && obs.out) {
         json_t *perf = perf_json(wall_now() - t0, &res);
-        if (kv_out_commit(obs.out, summary, perf, &res, &d) != 0)
+        if (kv_out_commit(obs.out, sj, perf, &res, &d) != 0)
             rc = cli_diag(CLI_RUNTIME, &d);
         json_decref(perf);
     }
     if (rc == CLI_OK && !quiet) {
         if (json_out)
-            json_dumpf(summary, stdout, KV_JSON_FLAGS);
+            json_dumpf(sj, stdout, KV_JSON_FLAGS);
         else
-            cli_print_summary(stdout, summary);
+            cli_print_summary(stdout, &summary);
         if (json_out)
             fputc('\n', stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
     }
-    if (rc == CLI_OK && res.livelock)
+    if (rc == CLI_OK && res.stop == -KV_ELIVELOCK)
         rc = cli_error(CLI_RUNTIME,
                        "livelock guard fired: a step scheduled nothing and preempted nothing "
                        "while work waited; %llu requests marked unfinished (please report)",
                        (unsigned long long)res.unfinished);
-    if (rc == CLI_OK && res.invariant_failed)
-        rc = cli_error(CLI_RUNTIME, "pool invariants broken during the run (please report)");
     if (rc == CLI_OK && plot)
         rc = cli_plot_dir(out_dir, quiet || json_out);
-    json_decref(summary);
+    json_decref(sj);
+    kv_summary_release(&summary);
     kv_out_abort(obs.out);
     kv_run_result_release(&res);
     kv_trace_free(trace);

@@ -41,6 +41,9 @@
 #include "cli/sim.h"
 #include "cli/sweep.h"
 #include "kvsim/mem.h"
+#include "kvsim/afile.h"
+#include "kvsim/path.h"
+#include "kvsim/proc.h"
 #include "kvsim/report.h"
 
 enum {
@@ -136,31 +139,25 @@ typedef struct pass_opt {
 } pass_opt;
 
 typedef struct config {
-    size_t at[SWEEP_N_AXES]; /* index on each axis (the pool: unused when empty) */
-    char *name;              /* directory name */
-    char *dir;               /* OUT/name, OUT as the user spelled it */
-    char **argv;             /* the `kvsim run` argv, NULL-terminated, owned */
+    size_t at[KV_SWEEP_N_AXES]; /* index on each axis (the pool: unused when empty) */
+    char *name;                 /* directory name */
+    char *dir;                  /* OUT/name, OUT as the user spelled it */
+    char **argv;                /* the `kvsim run` argv, NULL-terminated, owned */
 } config;
-
-typedef enum pool_mode {
-    POOL_GPU,    /* one block size, no pool size: each run derives it, as kvsim run does */
-    POOL_CONST,  /* several block sizes, no pool size: budget derived once, passed along */
-    POOL_BUDGET, /* --kv-budget list */
-    POOL_BLOCKS, /* --num-blocks list */
-} pool_mode;
 
 typedef struct sweep {
     const char *trace, *out, *emit;
     uint32_t jobs, sample_every; /* sample_every 0: not given */
     bool quiet, plot;
-    cli_model_opts mo; /* validated values; the axis fields are set per use */
-    cli_sim_opts so;
-    sweep_space space;
+    kv_setup_options mo; /* validated values; the axis fields are set per use */
+    kv_sim_options so;
+    kv_sweep_space space;
     pass_opt *pass;
     size_t n_pass;
-    pool_mode mode;
-    uint64_t budget; /* POOL_CONST: the derived budget; POOL_GPU: what runs will derive */
-    cli_setup setup; /* model, GPU and shard, resolved once */
+    kv_sweep_pool_mode mode;
+    uint64_t budget; /* KV_SWEEP_POOL_CONST: the derived budget; KV_SWEEP_POOL_GPU: what runs will
+                        derive */
+    kv_setup setup;  /* model, GPU and shard, resolved once */
     size_t n_requests;
     config *cfg;
     size_t n_cfg;
@@ -248,11 +245,11 @@ static char **config_argv(const sweep *s, const config *c, bool absolute)
         strv_pushf(&a, "%s", buf);
     else /* "./-x" is the file "-x", never an option */
         strv_pushf(&a, "%s%s", s->trace[0] == '-' ? "./" : "", s->trace);
-    for (int x = 0; x < SWEEP_N_AXES; x++) {
+    for (int x = 0; x < KV_SWEEP_N_AXES; x++) {
         if (s->space.ax[x].n) {
             strv_pushf(&a, "--%s", s->space.ax[x].opt);
             strv_pushf(&a, "%s", s->space.ax[x].v[c->at[x]].arg);
-        } else if (x == SWEEP_AX_POOL && s->mode == POOL_CONST) {
+        } else if (x == KV_SWEEP_POOL && s->mode == KV_SWEEP_POOL_CONST) {
             strv_pushf(&a, "--kv-budget");
             strv_pushf(&a, "%llu", (unsigned long long)s->budget);
         }
@@ -260,7 +257,7 @@ static char **config_argv(const sweep *s, const config *c, bool absolute)
     for (size_t i = 0; i < s->n_pass; i++) {
         const char *v = s->pass[i].value;
         strv_pushf(&a, "--%s", s->pass[i].name);
-        if (v && absolute && strcmp(s->pass[i].name, "model") == 0 && cli_model_is_path(v) &&
+        if (v && absolute && strcmp(s->pass[i].name, "model") == 0 && kv_setup_model_is_path(v) &&
             realpath(v, buf))
             v = buf;
         if (v)
@@ -286,10 +283,10 @@ static void build_configs(sweep *s, size_t n, bool absolute)
     s->n_cfg = n;
     for (size_t i = 0; i < n; i++) {
         config *c = &s->cfg[i];
-        char name[SWEEP_N_AXES * 48];
-        sweep_space_at(&s->space, i, c->at, name, sizeof name);
+        char name[KV_SWEEP_N_AXES * 48];
+        kv_sweep_space_at(&s->space, i, c->at, name, sizeof name);
         c->name = kv_xstrdup(name);
-        c->dir = sweep_path(s->out, name);
+        c->dir = kv_path_join(s->out, name);
         c->argv = config_argv(s, c, absolute);
     }
 }
@@ -298,34 +295,14 @@ static void build_configs(sweep *s, size_t n, bool absolute)
 
 static int resolve(sweep *s)
 {
-    /* Model, GPU, sharding and time model, checked once with a pool that always fits. */
-    cli_model_opts m = s->mo;
-    m.block_size = (uint32_t)s->space.ax[SWEEP_AX_BLOCK].v[0].u;
-    m.num_blocks = 2;
-    m.kv_budget = 0;
-    int rc = cli_model_resolve(&m, &s->setup);
-    kv_engine_config check;
-    if (rc == CLI_OK)
-        rc = cli_engine_config(&s->so, &s->setup, &check);
-    if (rc != CLI_OK)
-        return rc;
-
-    const char *pool = s->space.ax[SWEEP_AX_POOL].opt;
-    s->mode = !pool ? (s->space.ax[SWEEP_AX_BLOCK].n > 1 ? POOL_CONST : POOL_GPU)
-              : !strcmp(pool, "kv-budget") ? POOL_BUDGET
-                                           : POOL_BLOCKS;
-    if (s->mode == POOL_CONST || s->mode == POOL_GPU) {
-        /* The budget does not depend on the block size (DESIGN §2); resolving it at the
-         * smallest block size fails only if every block size would. */
-        m.num_blocks = 0;
-        cli_setup gpu;
-        if ((rc = cli_model_resolve(&m, &gpu)) != CLI_OK)
-            return rc;
-        s->budget = gpu.cap.kv_budget_bytes;
-    }
-
-    kv_trace *t = NULL;
     kv_diag d;
+    int rc = kv_sweep_pool(&s->space, &s->mo, &s->mode, &s->setup, &s->budget, &d);
+    if (rc != 0)
+        return cli_diag(cli_code(rc), &d);
+    kv_engine_config check; /* the time model, before the trace is read */
+    if ((rc = cli_engine_config(&s->so, &s->setup, &check)) != CLI_OK)
+        return rc;
+    kv_trace *t = NULL;
     if (kv_trace_load(&t, s->trace, &s->so.trace, &d) != 0)
         return cli_diag(CLI_RUNTIME, &d);
     s->n_requests = t->n;
@@ -343,14 +320,14 @@ static void print_sizes(FILE *f, const sweep *s, uint64_t budget, uint32_t num_b
     fputs(num_blocks ? "  budgets    num_blocks x block bytes:"
                      : "  num_blocks floor(budget / block bytes):",
           f);
-    for (size_t i = 0; i < s->space.ax[SWEEP_AX_BLOCK].n; i++) {
-        uint32_t b = (uint32_t)s->space.ax[SWEEP_AX_BLOCK].v[i].u;
+    for (size_t i = 0; i < s->space.ax[KV_SWEEP_BLOCK].n; i++) {
+        uint32_t b = (uint32_t)s->space.ax[KV_SWEEP_BLOCK].v[i].u;
         int rc = num_blocks ? kv_capacity_from_blocks(&s->setup.shard, num_blocks, b, &cap, &d)
                             : kv_capacity_from_budget(&s->setup.shard, budget, b, &cap, &d);
         if (rc != 0)
             snprintf(a, sizeof a, "too small");
         else if (num_blocks)
-            sweep_size_label(a, sizeof a, cap.kv_budget_bytes);
+            kv_size_label(a, sizeof a, cap.kv_budget_bytes);
         else
             snprintf(a, sizeof a, "%u", cap.num_blocks);
         fprintf(f, "%sb%u %s", i ? ", " : " ", b, a);
@@ -360,21 +337,21 @@ static void print_sizes(FILE *f, const sweep *s, uint64_t budget, uint32_t num_b
 
 static void print_header(FILE *f, const sweep *s)
 {
-    const cli_setup *u = &s->setup;
+    const kv_setup *u = &s->setup;
     char a[64];
     fprintf(f, "kvsim sweep: %zu configuration%s of %s (%zu requests) into %s\n", s->n_cfg,
             s->n_cfg == 1 ? "" : "s", s->trace, s->n_requests, s->out);
     fprintf(f, "  setup      %s on %s, TP%u PP%u, %s KV, %.0f B/token per rank\n", u->model.name,
             u->gpu.name, u->shard.tp, u->shard.pp, kv_dtype_name(u->model.kv_dtype),
             u->shard.bytes_per_token_rank);
-    size_t nb = s->space.ax[SWEEP_AX_BLOCK].n, np = s->space.ax[SWEEP_AX_POOL].n;
+    size_t nb = s->space.ax[KV_SWEEP_BLOCK].n, np = s->space.ax[KV_SWEEP_POOL].n;
     switch (s->mode) {
-    case POOL_GPU:
+    case KV_SWEEP_POOL_GPU:
         kv_format_size(a, sizeof a, (double)s->budget);
         fprintf(f, "  budget     %s per rank, derived from the GPU by each run as kvsim run does\n",
                 a);
         break;
-    case POOL_CONST:
+    case KV_SWEEP_POOL_CONST:
         kv_format_size(a, sizeof a, (double)s->budget);
         fprintf(f,
                 "  budget     constant: %s per rank for every block size, derived once\n"
@@ -382,13 +359,13 @@ static void print_header(FILE *f, const sweep *s)
                 a, (unsigned long long)s->budget);
         print_sizes(f, s, s->budget, 0);
         break;
-    case POOL_BUDGET:
+    case KV_SWEEP_POOL_BUDGET:
         if (np == 1) {
-            kv_format_size(a, sizeof a, (double)s->space.ax[SWEEP_AX_POOL].v[0].u);
+            kv_format_size(a, sizeof a, (double)s->space.ax[KV_SWEEP_POOL].v[0].u);
             fprintf(f, "  budget     constant: --kv-budget %s per rank for every configuration\n",
                     a);
             if (nb > 1)
-                print_sizes(f, s, s->space.ax[SWEEP_AX_POOL].v[0].u, 0);
+                print_sizes(f, s, s->space.ax[KV_SWEEP_POOL].v[0].u, 0);
         } else {
             fprintf(f,
                     "  budget     swept: --kv-budget over %zu values, num_blocks = floor(budget / "
@@ -396,15 +373,15 @@ static void print_header(FILE *f, const sweep *s)
                     np);
         }
         break;
-    case POOL_BLOCKS:
+    case KV_SWEEP_POOL_BLOCKS:
         if (nb > 1 && np == 1) {
             fprintf(f,
                     "  budget     NOT constant: --num-blocks %s for every block size, so the KV "
                     "budget\n"
                     "             (num_blocks x block bytes) differs; for an equal-memory\n"
                     "             comparison give --kv-budget, or no pool size\n",
-                    s->space.ax[SWEEP_AX_POOL].v[0].arg);
-            print_sizes(f, s, 0, (uint32_t)s->space.ax[SWEEP_AX_POOL].v[0].u);
+                    s->space.ax[KV_SWEEP_POOL].v[0].arg);
+            print_sizes(f, s, 0, (uint32_t)s->space.ax[KV_SWEEP_POOL].v[0].u);
         } else if (nb > 1) {
             fprintf(f,
                     "  budget     NOT constant: fixed block counts (--num-blocks), the KV budget "
@@ -442,7 +419,7 @@ static int prepare_config_dirs(const sweep *s)
         if (kv_mkdir_p(s->cfg[i].dir, &d) != 0)
             return cli_diag(CLI_RUNTIME, &d);
         for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++) {
-            char *p = sweep_path(s->cfg[i].dir, stale[k]);
+            char *p = kv_path_join(s->cfg[i].dir, stale[k]);
             int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
             free(p);
             if (e)
@@ -473,35 +450,53 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+typedef struct progress {
+    bool on;
+} progress;
+
+static void show_progress(void *ctx, size_t done, size_t n, size_t running)
+{
+    if (((progress *)ctx)->on)
+        fprintf(stderr, "\rkvsim sweep: %zu of %zu configurations done, %zu running   ", done, n,
+                running);
+}
+
 /* Run every configuration, then sweep.csv and the table.  CLI_RUNTIME if any failed. */
 static int run_all(sweep *s)
 {
-    sweep_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
+    kv_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
     char **err_paths = kv_xcalloc(s->n_cfg, sizeof *err_paths);
     for (size_t i = 0; i < s->n_cfg; i++) {
-        err_paths[i] = sweep_path(s->cfg[i].dir, "stderr.txt");
+        err_paths[i] = kv_path_join(s->cfg[i].dir, "stderr.txt");
         jobs[i].argv = s->cfg[i].argv;
         jobs[i].stderr_path = err_paths[i];
     }
     double t0 = wall_now();
-    sweep_exec(jobs, s->n_cfg, s->jobs, !s->quiet && isatty(2));
+    progress pg = {!s->quiet && isatty(2)};
+    kv_proc_run(jobs, s->n_cfg, s->jobs, show_progress, &pg);
+    if (pg.on)
+        fputs("\r\033[K", stderr);
     double wall = wall_now() - t0;
 
-    sweep_row *rows = kv_xcalloc(s->n_cfg, sizeof *rows);
+    kv_sweep_row *rows = kv_xcalloc(s->n_cfg, sizeof *rows);
     size_t failed = 0;
     for (size_t i = 0; i < s->n_cfg; i++) {
-        if (jobs[i].exit_code == 0 && sweep_row_load(&rows[i], s->cfg[i].dir) == CLI_OK)
+        kv_diag d;
+        if (jobs[i].exit_code == 0 && kv_sweep_row_load(&rows[i], s->cfg[i].dir, &d) == 0)
             continue;
-        /* A run that exited 0 without a readable summary was reported by sweep_row_load. */
-        sweep_row_failed(&rows[i], s->cfg[i].dir,
-                         jobs[i].failure ? jobs[i].failure : "exit 0 but no readable summary.json");
+        if (jobs[i].exit_code == 0) /* exited 0 without a readable summary */
+            cli_diag(CLI_RUNTIME, &d);
+        kv_sweep_row_failed(&rows[i], s->cfg[i].dir,
+                            jobs[i].failure ? jobs[i].failure
+                                            : "exit 0 but no readable summary.json");
         failed++;
     }
-    char *csv = sweep_path(s->out, "sweep.csv");
-    int rc = sweep_csv_write(csv, rows, s->n_cfg);
+    char *csv = kv_path_join(s->out, "sweep.csv");
+    kv_diag d;
+    int rc = kv_sweep_csv_write(csv, rows, s->n_cfg, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
 
     if (!s->quiet) {
-        sweep_print_table(stdout, rows, s->n_cfg);
+        cli_sweep_print_table(stdout, rows, s->n_cfg);
         printf("kvsim sweep: %zu of %zu configurations finished in %.2f s wall (-j %u)",
                s->n_cfg - failed, s->n_cfg, wall, s->jobs);
         if (rc == CLI_OK)
@@ -516,7 +511,7 @@ static int run_all(sweep *s)
         if (jobs[i].failure)
             cli_error(CLI_RUNTIME, "configuration '%s' failed, %s (stderr in '%s')", s->cfg[i].name,
                       jobs[i].failure, err_paths[i]);
-        sweep_row_release(&rows[i]);
+        kv_sweep_row_release(&rows[i]);
         free(jobs[i].failure);
         free(err_paths[i]);
     }
@@ -529,7 +524,7 @@ static int run_all(sweep *s)
 
 static void sweep_release(sweep *s)
 {
-    sweep_space_release(&s->space);
+    kv_sweep_space_release(&s->space);
     for (size_t i = 0; i < s->n_cfg; i++) {
         free(s->cfg[i].name);
         free(s->cfg[i].dir);
@@ -552,8 +547,8 @@ int cmd_sweep(int argc, char **argv)
     cli_parser_init(&p, "sweep", argc, argv, tables);
     sweep s;
     memset(&s, 0, sizeof s);
-    cli_model_opts_init(&s.mo);
-    cli_sim_opts_init(&s.so);
+    kv_setup_options_init(&s.mo);
+    kv_sim_options_init(&s.so);
     s.jobs = online_cores();
     size_t cap_pass = 0;
     int rc = CLI_OK, id;
@@ -579,7 +574,7 @@ int cmd_sweep(int argc, char **argv)
         else if (id == OPT_SAMPLE_EVERY)
             rc = cli_parse_u32("sample-every", arg, 1, UINT32_MAX, &s.sample_every);
         else if (id >= OPT_BLOCK_SIZE && id <= OPT_PREEMPT)
-            rc = sweep_space_parse(&s.space, opt_name(id), arg, &s.mo, &s.so);
+            rc = cli_sweep_list(&s.space, opt_name(id), arg, &s.mo, &s.so);
         else {
             /* Every other run option: validated here, passed as given to every run. */
             rc = cli_sim_opts_owns(id) ? cli_sim_opts_handle(&s.so, id, arg)
@@ -600,7 +595,7 @@ int cmd_sweep(int argc, char **argv)
     size_t n_cfg = 0;
     if (rc == CLI_OK) {
         s.trace = p.positional[0];
-        n_cfg = sweep_space_complete(&s.space, &s.mo, &s.so);
+        n_cfg = kv_sweep_space_complete(&s.space, &s.mo, &s.so);
         if (n_cfg == SIZE_MAX)
             rc = cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
         else if (n_cfg > MAX_CONFIGS)
@@ -609,13 +604,16 @@ int cmd_sweep(int argc, char **argv)
     }
     if (rc == CLI_OK)
         rc = resolve(&s);
-    cli_outfile jobs = {0};
+    kv_afile jobs = {0};
+    kv_diag d;
     bool jobs_open = false; /* opened before DIR is created: a failure creates nothing */
     if (rc == CLI_OK && s.plot && s.emit)
         rc = cli_error(CLI_USAGE, "--plot needs a finished sweep: with --emit-jobs, run the jobs, "
                                   "then 'kvsim merge DIR' and 'kvsim plot DIR'");
     if (rc == CLI_OK && s.emit)
-        jobs_open = (rc = cli_outfile_open(&jobs, s.emit)) == CLI_OK;
+        jobs_open =
+            (rc = kv_afile_open(&jobs, s.emit, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d)) ==
+            CLI_OK;
     if (rc == CLI_OK)
         rc = make_out_dir(&s);
     if (rc == CLI_OK) {
@@ -631,7 +629,7 @@ int cmd_sweep(int argc, char **argv)
     if (rc == CLI_OK && s.emit) {
         write_jobs(&s, jobs.f);
         jobs_open = false;
-        rc = cli_outfile_commit(&jobs);
+        rc = kv_afile_commit(&jobs, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
         if (rc == CLI_OK && header)
             printf("kvsim sweep: wrote %zu commands to %s\n"
                    "  next       run each line (GNU parallel or a Slurm array: see the README),\n"
@@ -643,7 +641,7 @@ int cmd_sweep(int argc, char **argv)
         rc = run_all(&s);
     }
     if (jobs_open)
-        cli_outfile_abort(&jobs);
+        kv_afile_abort(&jobs);
     sweep_release(&s);
     cli_parser_release(&p);
     return rc;

@@ -3,10 +3,9 @@
  *
  * Parsing is split from resolution: cli_model_opts_handle only validates each value on its
  * own (numbers, sizes, dtype names, the --num-blocks / --kv-budget exclusion), and
- * cli_model_resolve, called once after all options are read, loads the preset or
- * config.json, applies the geometry overrides, shards and sizes the pool.  Resolution
- * prints nothing on success (run and sweep print their own summaries) and exactly one
- * "kvsim: error:" line on failure.
+ * cli_model_resolve, called once after all options are read, hands them to the core's
+ * kv_setup_resolve (src/setup.c), which loads the preset or config.json, applies the
+ * geometry overrides, shards and sizes the pool; this file only prints its error.
  *
  * Exit codes: a bad value, an unknown preset or contradictory options are usage errors (2);
  * an unreadable or malformed config.json and a configuration that leaves no room for two
@@ -38,11 +37,6 @@ enum {
     MO_SCALE_BYTES,
     MO_LAST = MO_SCALE_BYTES,
 };
-
-/* Default --reserve: activations of a max_batched_tokens forward pass, cuBLAS/NCCL
- * workspace and CUDA graphs.  vLLM measures this at startup; 2 GiB is a typical figure for
- * 7–8 B models at 8192 batched tokens. */
-#define DEFAULT_RESERVE (2ull << 30)
 
 const cli_opt cli_model_options[] = {
     {"model", 0, true, MO_MODEL},
@@ -91,18 +85,6 @@ const char cli_model_opts_help[] =
     "SIZE: bytes, or a number with a unit: KiB MiB GiB TiB (powers of 1024) or KB MB GB TB\n"
     "(powers of 1000), e.g. 24GiB, 80GB, 1.5GiB.\n";
 
-void cli_model_opts_init(cli_model_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->model = "llama-3-8b";
-    o->gpu = "H100-SXM";
-    o->gpu_util = 0.9;
-    o->reserve = DEFAULT_RESERVE;
-    o->tp = 1;
-    o->pp = 1;
-    o->block_size = 16;
-}
-
 bool cli_model_opts_owns(int id)
 {
     return id >= MO_FIRST && id <= MO_LAST;
@@ -119,7 +101,7 @@ int cli_parse_size(const char *opt, const char *arg, uint64_t *out)
 static const char exclusive_msg[] =
     "--num-blocks and --kv-budget are mutually exclusive (give the pool size one way)";
 
-int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg)
+int cli_model_opts_handle(kv_setup_options *o, int id, const char *arg)
 {
     kv_diag d;
     kv_dtype dt;
@@ -180,83 +162,9 @@ int cli_model_opts_handle(cli_model_opts *o, int id, const char *arg)
     return cli_error(CLI_USAGE, "internal: option id %d is not a model option", id);
 }
 
-/* A --model argument names a file when it looks like a path (DESIGN: "Any HF config.json
- * is accepted as --model FILE"). */
-bool cli_model_is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') != NULL || (n >= 5 && strcmp(s + n - 5, ".json") == 0);
-}
-
-int cli_model_resolve(const cli_model_opts *o, cli_setup *out)
+int cli_model_resolve(const kv_setup_options *o, kv_setup *out)
 {
     kv_diag d;
-    int rc;
-    memset(out, 0, sizeof *out);
-    if (o->num_blocks && o->kv_budget)
-        return cli_error(CLI_USAGE, exclusive_msg);
-    if (!o->kv_scale_group != !o->kv_scale_bytes)
-        return cli_error(CLI_USAGE, "--%s needs --%s too",
-                         o->kv_scale_group ? "kv-scale-group" : "kv-scale-bytes",
-                         o->kv_scale_group ? "kv-scale-bytes" : "kv-scale-group");
-
-    kv_model *m = &out->model;
-    if (cli_model_is_path(o->model)) {
-        if (kv_model_from_hf_config(o->model, m, &d) != 0)
-            return cli_diag(CLI_RUNTIME, &d);
-        out->model_path = o->model;
-    } else if (kv_model_preset(o->model, m, &d) != 0) {
-        return cli_error(CLI_USAGE, "--model: %s, or a config.json path", d.msg);
-    }
-    if (o->layers)
-        m->num_layers = o->layers;
-    if (o->kv_heads)
-        m->num_kv_heads = o->kv_heads;
-    if (o->head_dim)
-        m->head_dim = o->head_dim;
-    if (o->kv_dtype && kv_dtype_parse(o->kv_dtype, &m->kv_dtype) != 0)
-        return cli_error(CLI_USAGE, "--kv-dtype: unknown dtype '%s'", o->kv_dtype);
-    if (o->kv_scale_group) {
-        if (m->kv_dtype == KV_DTYPE_FP16 || m->kv_dtype == KV_DTYPE_BF16)
-            return cli_error(CLI_USAGE,
-                             "--kv-scale-group: scale metadata applies to quantised KV "
-                             "dtypes (fp8, int8, int4), not %s",
-                             kv_dtype_name(m->kv_dtype));
-        m->kv_scale_group = o->kv_scale_group;
-        m->kv_scale_bytes = o->kv_scale_bytes;
-    }
-    if (kv_gpu_preset(o->gpu, &out->gpu, &d) != 0)
-        return cli_error(CLI_USAGE, "--gpu: %s", d.msg);
-    /* A geometry that overflows comes from a config.json (a runtime input) unless the
-     * overrides on the command line made it. */
-    if ((rc = kv_shard_compute(m, o->tp, o->pp, &out->shard, &d)) != 0) {
-        if (out->model_path && !o->layers && !o->kv_heads && !o->head_dim)
-            return cli_error(CLI_RUNTIME, "%s: %s", out->model_path, d.msg);
-        return cli_diag(CLI_USAGE, &d);
-    }
-
-    out->block_size = o->block_size;
-    if (o->num_blocks) {
-        out->budget_source = "num-blocks";
-        rc = kv_capacity_from_blocks(&out->shard, o->num_blocks, o->block_size, &out->cap, &d);
-    } else if (o->kv_budget) {
-        out->budget_source = "kv-budget";
-        rc = kv_capacity_from_budget(&out->shard, o->kv_budget, o->block_size, &out->cap, &d);
-    } else {
-        out->budget_source = "gpu";
-        if (m->num_params == 0)
-            return cli_error(CLI_RUNTIME,
-                             "%s: weights unknown (the config has no vocab_size or "
-                             "intermediate_size); give --kv-budget or --num-blocks",
-                             o->model);
-        rc = kv_capacity_from_gpu(&out->shard, &out->gpu, o->gpu_util, o->reserve, o->block_size,
-                                  &out->cap, &d);
-    }
-    /* Every value was valid on its own; a pool that does not fit is a runtime outcome. */
-    if (rc == -KV_ECAPACITY && strcmp(out->budget_source, "gpu") == 0)
-        return cli_error(CLI_RUNTIME, "%s (more --tp or --pp, or a larger --gpu, would help)",
-                         d.msg);
-    if (rc != 0)
-        return cli_diag(CLI_RUNTIME, &d);
-    return 0;
+    int rc = kv_setup_resolve(o, out, &d);
+    return rc == 0 ? CLI_OK : cli_diag(cli_code(rc), &d);
 }

@@ -1,7 +1,7 @@
 /* sim_opts: the option group shared by every command that replays a trace (run, sweep,
- * plan): trace reading, scheduler and pool policy, time model, seed.  It also turns the
- * options into an engine configuration and the config echo of summary.json, so every
- * command configures a replay the same way. */
+ * plan): trace reading, scheduler and pool policy, time model, seed, parsed into the
+ * core's kv_sim_options; and the replay every such command runs (src/sim.c) with its
+ * summary (src/summary.c), errors printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,6 @@
 #include "cli/cli.h"
 #include "cli/sim.h"
 #include "kvsim/mem.h"
-#include "kvsim/report.h"
 
 enum {
     OPT_FORMAT = 200,
@@ -83,29 +82,12 @@ const char cli_sim_opts_help[] =
     "  --time-model M           roofline (default) [:overhead=S,mfu=F,mbu=F],\n"
     "                           linear:A,B,C (s, s/token, s/KV token read) or fixed:DT\n";
 
-void cli_sim_opts_init(cli_sim_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->trace.format = KV_TRACE_AUTO;
-    o->trace.time_scale = 1.0;
-    o->trace.seed = 1;
-    o->sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                 .max_seqs = 256,
-                                 .chunked_prefill = true,
-                                 .admit_full_prompt = true,
-                                 .watermark = 0.01,
-                                 .preempt = KV_PREEMPT_FCFS};
-    o->prefix_caching = true;
-    o->free_order = KV_FREE_SPLIT;
-    o->time_model = "roofline";
-}
-
 bool cli_sim_opts_owns(int id)
 {
     return id >= OPT_FORMAT && id < OPT_SIM_LAST;
 }
 
-int cli_sim_opts_handle(cli_sim_opts *o, int id, const char *arg)
+int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
 {
     switch (id) {
     case OPT_FORMAT:
@@ -170,101 +152,28 @@ int cli_sim_opts_handle(cli_sim_opts *o, int id, const char *arg)
     }
 }
 
-int cli_engine_config(const cli_sim_opts *o, const cli_setup *setup, kv_engine_config *c)
+int cli_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c)
 {
-    memset(c, 0, sizeof *c);
-    c->num_blocks = setup->cap.num_blocks;
-    c->block_size = setup->block_size;
-    c->prefix_caching = o->prefix_caching;
-    c->free_order = o->free_order;
-    c->sched = o->sched;
     kv_diag d;
-    if (kv_timing_parse(o->time_model, &c->timing, &d) != 0)
-        return cli_diag(CLI_USAGE, &d);
-    kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
-    c->shared_prefix = o->shared_prefix;
-    c->model_name = setup->model.name;
-    c->kv_dtype = kv_dtype_name(setup->model.kv_dtype);
-    c->sample_every = 1;
-#ifdef KVSIM_DEBUG
-    c->check_invariants = true;
-#endif
-    return 0;
+    int rc = kv_sim_engine_config(o, setup, c, &d);
+    return rc == 0 ? CLI_OK : cli_diag(CLI_USAGE, &d);
 }
 
-json_t *cli_config_json(const cli_sim_opts *o, const cli_setup *setup, const kv_trace *t,
-                        const kv_engine_config *c)
-{
-    json_t *j = json_object();
-    char buf[160];
-    json_object_set_new(j, "trace", json_string(t->path));
-    json_object_set_new(j, "format", json_string(kv_trace_format_name(t->format)));
-    json_object_set_new(j, "trace_block_size", json_integer(t->trace_block_size));
-    json_object_set_new(j, "limit",
-                        o->trace.limit ? json_integer((json_int_t)o->trace.limit) : json_null());
-    json_object_set_new(j, "time_scale", json_real(o->trace.time_scale));
-    json_object_set_new(j, "rate", o->trace.rate > 0 ? json_real(o->trace.rate) : json_null());
-    json_object_set_new(j, "shared_prefix", json_integer(o->shared_prefix));
-    json_object_set_new(j, "seed", json_integer((json_int_t)o->trace.seed));
-    json_object_set_new(j, "model", json_string(setup->model.name));
-    json_object_set_new(j, "gpu", json_string(setup->gpu.name));
-    json_object_set_new(j, "tp", json_integer(setup->shard.tp));
-    json_object_set_new(j, "pp", json_integer(setup->shard.pp));
-    json_object_set_new(j, "kv_dtype", json_string(kv_dtype_name(setup->model.kv_dtype)));
-    json_object_set_new(j, "bytes_per_token_rank", json_real(setup->shard.bytes_per_token_rank));
-    json_object_set_new(j, "block_size", json_integer(setup->block_size));
-    json_object_set_new(j, "block_bytes", json_integer((json_int_t)setup->cap.block_bytes));
-    json_object_set_new(j, "kv_budget_bytes", json_integer((json_int_t)setup->cap.kv_budget_bytes));
-    json_object_set_new(j, "num_blocks", json_integer(setup->cap.num_blocks));
-    json_object_set_new(j, "num_blocks_from", json_string(setup->budget_source));
-    json_object_set_new(j, "watermark", json_real(o->sched.watermark));
-    json_object_set_new(j, "max_seqs", json_integer(o->sched.max_seqs));
-    json_object_set_new(j, "max_batched_tokens", json_integer(o->sched.max_batched_tokens));
-    json_object_set_new(j, "chunked_prefill", json_boolean(o->sched.chunked_prefill));
-    json_object_set_new(j, "prefix_caching", json_boolean(o->prefix_caching));
-    json_object_set_new(j, "admit_full_prompt", json_boolean(o->sched.admit_full_prompt));
-    json_object_set_new(j, "free_order", json_string(kv_free_order_name(o->free_order)));
-    json_object_set_new(j, "preempt", json_string(kv_preempt_name(o->sched.preempt)));
-    kv_timing_describe(&c->timing, buf, sizeof buf);
-    json_object_set_new(j, "time_model", json_string(buf));
-    json_t *notes = json_array();
-    bool has_ids = false;
-    for (size_t i = 0; i < t->n && !has_ids; i++)
-        has_ids = t->reqs[i].content == KV_CONTENT_HASH_IDS;
-    if (has_ids && setup->block_size > t->trace_block_size) {
-        snprintf(buf, sizeof buf,
-                 "block size %u > trace block size %u: hash_ids sharing is only approximate",
-                 setup->block_size, t->trace_block_size);
-        json_array_append_new(notes, json_string(buf));
-    }
-    if (setup->shard.kv_replicated) {
-        snprintf(buf, sizeof buf, "TP %u > %u KV heads: each rank holds a replicated KV head",
-                 setup->shard.tp, setup->model.num_kv_heads);
-        json_array_append_new(notes, json_string(buf));
-    }
-    json_object_set_new(j, "notes", notes);
-    return j;
-}
-
-int cli_replay(const cli_sim_opts *o, const cli_setup *setup, const kv_trace *trace,
-               const kv_engine_config *hooks, kv_run_result *res, json_t **summary)
+int cli_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *trace,
+               const kv_sim_hooks *hooks, kv_run_result *res, kv_summary *summary)
 {
     kv_engine_config cfg;
-    *summary = NULL;
-    memset(res, 0, sizeof *res);
+    kv_diag d;
+    memset(summary, 0, sizeof *summary);
     int rc = cli_engine_config(o, setup, &cfg);
     if (rc != CLI_OK)
         return rc;
-    if (hooks) {
-        cfg.sample_every = hooks->sample_every ? hooks->sample_every : 1;
-        cfg.on_sample = hooks->on_sample;
-        cfg.on_progress = hooks->on_progress;
-        cfg.on_step_end = hooks->on_step_end;
-        cfg.ctx = hooks->ctx;
-    }
-    kv_diag d;
-    if (kv_engine_run(&cfg, trace, res, &d) != 0)
+    rc = kv_sim_replay(o, setup, trace, hooks, res, &d);
+    if (rc != 0 && rc != -KV_ELIVELOCK) {
+        kv_run_result_release(res);
         return cli_diag(CLI_RUNTIME, &d);
-    *summary = kv_report_summary(res, cli_config_json(o, setup, trace, &cfg));
+    }
+    kv_summary_set_config(summary, o, setup, trace, &cfg);
+    kv_summary_from_run(summary, res);
     return CLI_OK;
 }

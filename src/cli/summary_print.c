@@ -1,22 +1,9 @@
-/* summary_print: the human summary of a run, read back from summary.json's object so the
- * screen and the file can never disagree. */
+/* summary_print: the human summary of a run, printed from the same typed kv_summary that
+ * summary.json is generated from, so the screen and the file can never disagree. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/sim.h"
-#include "kvsim/report.h"
-
-/* path: "a.b.c"; 0 when absent */
-static double num(const json_t *o, const char *path)
-{
-    return json_number_value(kv_json_at(o, path));
-}
-
-static const char *str(const json_t *o, const char *k1, const char *k2)
-{
-    const json_t *v = json_object_get(json_object_get(o, k1), k2);
-    return json_is_string(v) ? json_string_value(v) : "?";
-}
 
 /* 1234567 → "1,234,567" */
 static const char *grouped(char *buf, size_t n, double v)
@@ -34,68 +21,55 @@ static const char *grouped(char *buf, size_t n, double v)
     return buf;
 }
 
-static void latency_row(FILE *f, const json_t *s, const char *name, const char *key)
+static void latency_row(FILE *f, const char *name, const kv_dist *d)
 {
-    char p[64];
-    snprintf(p, sizeof p, "latency_s.%s.", key);
-    double v[5];
-    const char *q[] = {"p50", "p90", "p95", "p99", "max"};
-    for (int i = 0; i < 5; i++) {
-        char path[96];
-        snprintf(path, sizeof path, "%s%s", p, q[i]);
-        v[i] = num(s, path);
-    }
-    fprintf(f, "    %-6s %10.4f %10.4f %10.4f %10.4f %10.4f\n", name, v[0], v[1], v[2], v[3], v[4]);
+    fprintf(f, "    %-6s %10.4f %10.4f %10.4f %10.4f %10.4f\n", name, d->p50, d->p90, d->p95,
+            d->p99, d->max);
 }
 
-void cli_print_summary(FILE *f, const json_t *s)
+#define G(buf, v) grouped(buf, sizeof buf, (double)(v))
+
+void cli_print_summary(FILE *f, const kv_summary *s)
 {
     char a[32], b[32], c[32], d[32];
-    const json_t *cfg = json_object_get(s, "config");
-    fprintf(f, "kvsim run: %s (%s, %s requests)\n", str(s, "config", "trace"),
-            str(s, "config", "format"), grouped(a, sizeof a, num(s, "requests.total")));
+    const kv_summary_config *cfg = &s->config;
+    fprintf(f, "kvsim run: %s (%s, %s requests)\n", cfg->trace, cfg->format,
+            G(a, s->requests.total));
     fprintf(
-        f, "  setup       %s on %s, TP%.0f PP%.0f, %s KV, block %.0f tokens, %s blocks (from %s)\n",
-        str(s, "config", "model"), str(s, "config", "gpu"), num(cfg, "tp"), num(cfg, "pp"),
-        str(s, "config", "kv_dtype"), num(cfg, "block_size"),
-        grouped(b, sizeof b, num(cfg, "num_blocks")), str(s, "config", "num_blocks_from"));
+        f, "  setup       %s on %s, TP%llu PP%llu, %s KV, block %llu tokens, %s blocks (from %s)\n",
+        cfg->model, cfg->gpu, (unsigned long long)cfg->tp, (unsigned long long)cfg->pp,
+        cfg->kv_dtype, (unsigned long long)cfg->block_size, G(b, cfg->num_blocks),
+        cfg->num_blocks_from);
     fprintf(f, "  requests    %s finished, %s rejected, %s unfinished\n",
-            grouped(a, sizeof a, num(s, "requests.finished")),
-            grouped(b, sizeof b, num(s, "requests.rejected")),
-            grouped(c, sizeof c, num(s, "requests.unfinished")));
-    fprintf(f, "  rejections  exceeds_capacity %.0f, exceeds_watermark %.0f, exceeds_batch %.0f\n",
-            num(s, "rejections.exceeds_capacity"), num(s, "rejections.exceeds_watermark"),
-            num(s, "rejections.exceeds_batch"));
+            G(a, s->requests.finished), G(b, s->requests.rejected), G(c, s->requests.unfinished));
+    fprintf(f, "  rejections  exceeds_capacity %llu, exceeds_watermark %llu, exceeds_batch %llu\n",
+            (unsigned long long)s->rejections.exceeds_capacity,
+            (unsigned long long)s->rejections.exceeds_watermark,
+            (unsigned long long)s->rejections.exceeds_batch);
     fprintf(f,
             "  blocks      usable %s; unique physical peak %s, mean %.1f; logical peak %s, "
             "mean %.1f; sharing x%.3f\n",
-            grouped(a, sizeof a, num(s, "blocks.usable")),
-            grouped(b, sizeof b, num(s, "blocks.peak_physical")), num(s, "blocks.mean_physical"),
-            grouped(c, sizeof c, num(s, "blocks.peak_logical")), num(s, "blocks.mean_logical"),
-            num(s, "blocks.sharing_ratio"));
+            G(a, s->blocks.usable), G(b, s->blocks.peak_physical), s->blocks.mean_physical,
+            G(c, s->blocks.peak_logical), s->blocks.mean_logical, s->blocks.sharing_ratio);
     fprintf(f,
             "  prefix      hit rate %.2f%% (%s of %s prompt tokens); after preemption %s of %s\n",
-            100.0 * num(s, "prefix.hit_rate"), grouped(a, sizeof a, num(s, "prefix.hits")),
-            grouped(b, sizeof b, num(s, "prefix.queries")),
-            grouped(c, sizeof c, num(s, "prefix.preempted_hits")),
-            grouped(d, sizeof d, num(s, "prefix.preempted_queries")));
-    fprintf(f, "  evictions   %s\n", grouped(a, sizeof a, num(s, "evictions")));
-    fprintf(f, "  preemptions %s\n", grouped(a, sizeof a, num(s, "preemptions")));
-    fprintf(f, "  watermark   %g = %.0f blocks: %s deferrals in %s steps (%s requests held back)\n",
-            num(s, "watermark.watermark"), num(s, "watermark.blocks"),
-            grouped(a, sizeof a, num(s, "watermark.deferrals")),
-            grouped(b, sizeof b, num(s, "watermark.deferral_steps")),
-            grouped(c, sizeof c, num(s, "watermark.deferred_requests")));
+            100.0 * s->prefix.hit_rate, G(a, s->prefix.hits), G(b, s->prefix.queries),
+            G(c, s->prefix.preempted_hits), G(d, s->prefix.preempted_queries));
+    fprintf(f, "  evictions   %s\n", G(a, s->evictions));
+    fprintf(f, "  preemptions %s\n", G(a, s->preemptions));
+    fprintf(f, "  watermark   %g = %llu blocks: %s deferrals in %s steps (%s requests held back)\n",
+            s->watermark.watermark, (unsigned long long)s->watermark.blocks,
+            G(a, s->watermark.deferrals), G(b, s->watermark.deferral_steps),
+            G(c, s->watermark.deferred_requests));
     fprintf(f, "  latency (s)       p50        p90        p95        p99        max\n");
-    latency_row(f, s, "TTFT", "ttft");
-    latency_row(f, s, "TPOT", "tpot");
-    latency_row(f, s, "E2E", "e2e");
-    latency_row(f, s, "queue", "queue");
+    latency_row(f, "TTFT", &s->latency_s.ttft);
+    latency_row(f, "TPOT", &s->latency_s.tpot);
+    latency_row(f, "E2E", &s->latency_s.e2e);
+    latency_row(f, "queue", &s->latency_s.queue);
     fprintf(
         f, "  throughput  %.1f output tokens/s, %.3f requests/s over %.3f s simulated (%s steps)\n",
-        num(s, "throughput.output_tok_per_s"), num(s, "throughput.requests_per_s"),
-        num(s, "sim_time_s"), grouped(a, sizeof a, num(s, "steps")));
-    const json_t *notes = json_object_get(cfg, "notes");
-    for (size_t i = 0; i < json_array_size(notes); i++)
-        fprintf(f, "  note        %s\n", json_string_value(json_array_get(notes, i)));
+        s->throughput.output_tok_per_s, s->throughput.requests_per_s, s->sim_time_s,
+        G(a, s->steps));
+    for (size_t i = 0; i < cfg->n_notes; i++)
+        fprintf(f, "  note        %s\n", cfg->notes[i]);
 }

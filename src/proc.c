@@ -1,11 +1,10 @@
-/* sweep_exec: run sweep configurations as child processes of this binary, a bounded number
- * at once (see sweep.h).
+/* proc: the child-process runner (include/kvsim/proc.h).
  *
- * Each job is fork + execv("/proc/self/exe", argv): the same kvsim, no shell, no PATH
- * lookup, so what runs is exactly the argv sweep built (and --emit-jobs prints).  The
- * parent opens the job's stderr file before forking, so an exec failure is reported in
- * that file too.  A pool of `parallel` slots: start jobs in order while a slot is free,
- * then waitpid(-1) for any child; waitpid's status gives the exit code or the signal.
+ * Each job is posix_spawn("/proc/self/exe", argv): the same kvsim, no shell, no PATH
+ * lookup, so what runs is exactly the argv built (and sweep's --emit-jobs prints).  A
+ * failed exec is posix_spawn's return value, recorded as the job's failure.  A pool of
+ * `parallel` slots: start jobs in order while a slot is free, then waitpid(-1) for any
+ * child; waitpid's status gives the exit code or the signal.
  *
  * Invariant: running = number of started jobs not yet reaped ≤ parallel.  Every child is
  * reaped before sweep_exec returns (no zombies, no orphans writing after sweep.csv).
@@ -14,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+extern char **environ;
+
+#include "kvsim/proc.h"
 #include "kvsim/mem.h"
 
 static char *xprintf2(const char *a, const char *b)
@@ -33,9 +35,9 @@ static char *xprintf2(const char *a, const char *b)
 }
 
 /* "exit 1: <first line of the stderr file, without 'kvsim: error: '>" */
-static char *describe_failure(const sweep_job *j)
+static char *describe_failure(const kv_job *j)
 {
-    char what[64], line[512] = "";
+    char what[96], line[512] = "";
     if (j->exit_code > 128)
         snprintf(what, sizeof what, "killed by signal %d (%s)", j->exit_code - 128,
                  strsignal(j->exit_code - 128));
@@ -57,38 +59,32 @@ static char *describe_failure(const sweep_job *j)
     return r;
 }
 
-/* Start job j: 0, or -1 with j->failure set (it then counts as finished). */
-static int start(sweep_job *j, pid_t *pid)
+/* Start job j: 0, or -1 with j->failure set (it then counts as finished).  posix_spawn
+ * reports an exec failure as its return value, so the child never has to. */
+static int start(kv_job *j, pid_t *pid)
 {
     int fd = open(j->stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
-        char *t = xprintf2("cannot create stderr file: ", strerror(errno));
-        j->failure = t;
+        j->failure = xprintf2("cannot create stderr file: ", strerror(errno));
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice */
-    *pid = fork();
-    if (*pid < 0) {
-        j->failure = xprintf2("cannot start a process: ", strerror(errno));
-        close(fd);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    int e = posix_spawn(pid, "/proc/self/exe", &fa, NULL, j->argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd);
+    if (e != 0) {
+        j->failure = xprintf2("cannot execute '/proc/self/exe': ", strerror(e));
         return -1;
     }
-    if (*pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-        }
-        dup2(fd, 2);
-        execv("/proc/self/exe", j->argv);
-        dprintf(2, "kvsim: error: cannot execute '/proc/self/exe': %s\n", strerror(errno));
-        _exit(127);
-    }
-    close(fd);
     return 0;
 }
 
-static void finish(sweep_job *j, int status)
+static void finish(kv_job *j, int status)
 {
     j->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     struct stat st;
@@ -98,7 +94,7 @@ static void finish(sweep_job *j, int status)
         unlink(j->stderr_path);
 }
 
-void sweep_exec(sweep_job *jobs, size_t n, unsigned parallel, bool progress)
+void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress progress, void *ctx)
 {
     pid_t *pids = kv_xcalloc(n ? n : 1, sizeof *pids); /* 0: not running */
     size_t next = 0, running = 0, done = 0;
@@ -133,10 +129,7 @@ void sweep_exec(sweep_job *jobs, size_t n, unsigned parallel, bool progress)
             }
         }
         if (progress)
-            fprintf(stderr, "\rkvsim sweep: %zu of %zu configurations done, %zu running   ", done,
-                    n, running);
+            progress(ctx, done, n, running);
     }
-    if (progress)
-        fputs("\r\033[K", stderr);
     free(pids);
 }

@@ -1,0 +1,86 @@
+/* sim: one complete replay of a trace, the way every command replays it (DESIGN §6–§8).
+ *
+ *   kv_sim_options   what a replay is configured with beyond the setup: trace reading,
+ *                    scheduler and pool policy, the time model;
+ *   kv_sim_engine_config   those options and a resolved kv_setup → an engine config
+ *                    (validates the time model: -KV_EINVAL, a front end's usage error);
+ *   kv_replay        the driver: the trace's arrivals, in order, merged with the engine's
+ *                    step events on one clock (at equal times step ends, then arrivals,
+ *                    then step starts), until every request has ended;
+ *   kv_sim_replay    both of the above.
+ *
+ * The result holds every request's final state in trace order and the run's counters.
+ * A run stops early only on an engine error (livelock guard, clock overflow, a broken
+ * invariant): the requests left are then unfinished, the result is still complete, and
+ * the error code is both returned and recorded in result.stop for reports.
+ */
+#ifndef KVSIM_SIM_H
+#define KVSIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/engine.h"
+#include "kvsim/setup.h"
+#include "kvsim/trace.h"
+
+typedef struct kv_sim_options {
+    kv_trace_options trace;
+    uint32_t shared_prefix; /* content-less prompts all begin with the same N tokens */
+    kv_sched_config sched;
+    bool prefix_caching;
+    kv_free_order free_order;
+    const char *time_model; /* kv_timing_parse's spec; default "roofline" */
+} kv_sim_options;
+
+/* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
+ * full-prompt admission gate, FCFS preemption, prefix caching, split free order, the
+ * roofline time model, seed 1. */
+void kv_sim_options_init(kv_sim_options *o);
+
+/* The engine config of a replay (observers unset, invariants per the build option).
+ * 0 or -KV_EINVAL with a diag (a bad time model). */
+int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
+                         kv_diag *diag);
+
+typedef struct kv_progress {
+    int64_t now_ns;
+    uint64_t arrived, finished, total;
+} kv_progress;
+
+/* Observers of a replay; any may be NULL / 0. */
+typedef struct kv_sim_hooks {
+    uint32_t sample_every; /* on_sample every N steps; 0 means 1 */
+    void (*on_sample)(void *ctx, const kv_sample *s);
+    void (*on_step_end)(void *ctx, const kv_step_view *view);
+    void (*on_progress)(void *ctx, const kv_progress *p); /* every 4096 steps and at the end */
+    void *ctx;
+} kv_sim_hooks;
+
+typedef struct kv_run_result {
+    kv_req *reqs; /* one per trace request, in trace order */
+    size_t n;
+    uint64_t rejected;   /* Σ rejections by reason (arrivals and re-joins after preemption) */
+    uint64_t unfinished; /* stopped by an engine error before they ended */
+    int64_t last_arrival_ns;
+    int64_t sim_time_ns; /* max(end of the last step, last arrival) */
+    kv_engine_stats stats;
+    int stop; /* 0, or the engine error that stopped the run (-KV_ELIVELOCK, …) */
+} kv_run_result;
+
+/* The replay driver.  cfg's reqs/n_reqs are set here.  0, or a negative KV_E*: -KV_EINVAL
+ * / -KV_ECAPACITY for a config the engine refuses (result empty), or the engine error that
+ * stopped the run (result complete, see the top comment).  The result must be released
+ * whenever the call returned 0 or stopped a run. */
+int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
+              const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
+              kv_run_result *out, kv_diag *diag);
+
+/* Options + setup → engine config → kv_replay. */
+int kv_sim_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *trace,
+                  const kv_sim_hooks *hooks, kv_run_result *out, kv_diag *diag);
+
+void kv_run_result_release(kv_run_result *r); /* NULL-safe on a zeroed result */
+
+#endif

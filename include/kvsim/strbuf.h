@@ -1,0 +1,36 @@
+/* strbuf: a growable byte string, the one text buffer every module builds output in.
+ *
+ * The string is always NUL-terminated once anything was added (s is NULL while empty), so
+ * it can be handed to stdio or a parser as it is.  Appends are amortised O(1); allocation
+ * goes through kv_xmalloc and cannot fail.  Number formatting by hand (kv_buf_u64,
+ * kv_buf_ns) prints exactly what "%llu" and "%lld.%09lld" would, without stdio's cost.
+ */
+#ifndef KVSIM_STRBUF_H
+#define KVSIM_STRBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kv_buf {
+    char *s; /* NUL-terminated; NULL while nothing was ever added */
+    size_t len, cap;
+} kv_buf;
+
+void kv_buf_put(kv_buf *b, const char *data, size_t n);
+void kv_buf_puts(kv_buf *b, const char *str);
+void kv_buf_putc(kv_buf *b, char c);
+void kv_buf_printf(kv_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Decimal digits of v. */
+void kv_buf_u64(kv_buf *b, uint64_t v);
+/* Integer nanoseconds ns ≥ 0 as seconds with 9 decimals: "12.000000500". */
+void kv_buf_ns(kv_buf *b, int64_t ns);
+/* Empty it, keeping the storage. */
+void kv_buf_reset(kv_buf *b);
+/* Free the storage; b is empty again. */
+void kv_buf_release(kv_buf *b);
+
+#endif

@@ -1,0 +1,129 @@
+/* sweep: the configuration space of `kvsim sweep` and the sweep.csv it is summarised in.
+ *
+ * The space.  Axes, outermost first: block size, pool size (num_blocks or kv_budget, may
+ * be empty), watermark, free order, max seqs, preempt.  Each axis holds a sorted list of
+ * distinct values (numbers ascending, names alphabetically), so the configuration order
+ * and the names depend only on the set of values given.  A value carries its canonical
+ * text for `kvsim run --OPT` (integers in decimal, budgets in bytes, watermarks as the
+ * shortest decimal that reads back as the same double) and its label in a directory name.
+ * Names join the labels of every axis with '_': b<B>, then n<N> or kv<SIZE> when a pool
+ * size was listed, wm<F>, the free order, s<N>, the preempt policy, e.g.
+ * b16_wm0.01_split_s256_fcfs — injective on values, so names are unique within a sweep.
+ *
+ * The constant-budget rule.  With several block sizes and no pool size, the KV budget is
+ * derived once from the setup (model, GPU, util, reserve) and given to every
+ * configuration, so num_blocks = ⌊budget / block bytes⌋ per block size: the comparison is
+ * at equal memory.  A num_blocks list with several block sizes compares equal block
+ * counts instead (the budget then differs, and the sweep says so).
+ *
+ * sweep.csv.  One row per configuration, each a pure function of that configuration's
+ * summary (columns are schema paths, summary.h), rows in the axes' order, so sweeps run
+ * with any parallelism, and `kvsim merge` of the same directories, write byte-identical
+ * files.
+ */
+#ifndef KVSIM_SWEEP_H
+#define KVSIM_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+#include "kvsim/setup.h"
+#include "kvsim/sim.h"
+#include "kvsim/summary.h"
+
+/* ---- the space ---------------------------------------------------------------------- */
+
+enum {
+    KV_SWEEP_BLOCK,     /* block_size */
+    KV_SWEEP_POOL,      /* num_blocks or kv_budget; may be empty */
+    KV_SWEEP_WATERMARK, /* watermark */
+    KV_SWEEP_FREE,      /* free_order */
+    KV_SWEEP_SEQS,      /* max_seqs */
+    KV_SWEEP_PREEMPT,   /* preempt */
+    KV_SWEEP_N_AXES
+};
+
+typedef struct kv_sweep_value {
+    char arg[32];   /* canonical text for `kvsim run --OPT` */
+    char label[40]; /* its part of the directory name: "b16", "kv24GiB", "wm0.01", "split" */
+    uint64_t u;     /* the value of a count or size */
+    double d;       /* the value of a watermark */
+} kv_sweep_value;
+
+/* One list a sweep takes, named as run's option ("block-size"). */
+typedef struct kv_sweep_list kv_sweep_list;
+
+typedef struct kv_sweep_axis {
+    const char *opt;   /* run's option name ("block-size"); NULL while the axis is empty */
+    kv_sweep_value *v; /* n values, sorted, distinct */
+    size_t n;
+} kv_sweep_axis;
+
+typedef struct kv_sweep_space {
+    kv_sweep_axis ax[KV_SWEEP_N_AXES];
+} kv_sweep_space;
+
+/* The list named opt (without dashes), or NULL when opt is not a sweep list. */
+const kv_sweep_list *kv_sweep_list_find(const char *opt);
+/* Whether the list's values are set through kv_setup_options (else kv_sim_options). */
+bool kv_sweep_list_is_setup(const kv_sweep_list *l);
+/* The list's value as the options hold it now, canonical text and label filled. */
+void kv_sweep_value_of(const kv_sweep_list *l, const kv_setup_options *mo, const kv_sim_options *so,
+                       kv_sweep_value *out);
+/* Set the list's axis to values[0..n) (they replace an earlier list of the axis), sorted.
+ * 0, or -KV_EINVAL with diag "{opt}: V appears twice in the list 'TEXT'" for a repeated
+ * value (text: the list as given). */
+int kv_sweep_space_set(kv_sweep_space *sp, const kv_sweep_list *l, const kv_sweep_value *values,
+                       size_t n, const char *text, kv_diag *diag);
+/* Give every unlisted axis but the pool the options' value; returns the number of
+ * configurations (saturating at SIZE_MAX). */
+size_t kv_sweep_space_complete(kv_sweep_space *sp, const kv_setup_options *mo,
+                               const kv_sim_options *so);
+/* Configuration i (0-based, last axis fastest): its index on every axis and its name. */
+void kv_sweep_space_at(const kv_sweep_space *sp, size_t i, size_t at[KV_SWEEP_N_AXES], char *name,
+                       size_t n);
+void kv_sweep_space_release(kv_sweep_space *sp);
+/* "24GiB", "512MiB", "3KiB" when exact, else the bytes. */
+void kv_size_label(char *buf, size_t n, uint64_t bytes);
+
+typedef enum kv_sweep_pool_mode {
+    KV_SWEEP_POOL_GPU,    /* one block size, no pool size: each run derives it */
+    KV_SWEEP_POOL_CONST,  /* several block sizes, no pool size: budget derived once */
+    KV_SWEEP_POOL_BUDGET, /* a kv_budget list */
+    KV_SWEEP_POOL_BLOCKS, /* a num_blocks list */
+} kv_sweep_pool_mode;
+
+/* The pool rule for a completed space: its mode, the setup at the smallest block size
+ * (2 blocks: for bytes per token), and for GPU/CONST the budget every run derives or gets.
+ * 0 or the setup's error with a diag. */
+int kv_sweep_pool(const kv_sweep_space *sp, const kv_setup_options *mo, kv_sweep_pool_mode *mode,
+                  kv_setup *setup, uint64_t *budget, kv_diag *diag);
+
+/* ---- sweep.csv ---------------------------------------------------------------------- */
+
+typedef struct kv_sweep_row {
+    char *config;       /* the directory's base name, e.g. "b16_wm0.01_split_s256_fcfs" */
+    char *dir;          /* the directory as given or found, no trailing '/' */
+    bool ok;            /* summary is valid (a finished configuration) */
+    kv_summary summary; /* its summary, when ok */
+    char *failure;      /* why it failed, for the table ("exit 1: …"); NULL when ok */
+} kv_sweep_row;
+
+/* Fill r from dir/summary.json (r->config = base name of dir), parsed through the summary
+ * schema.  0, or -KV_EIO / -KV_EPARSE with a diag (r is then empty and needs no release). */
+int kv_sweep_row_load(kv_sweep_row *r, const char *dir, kv_diag *diag);
+/* A row for a configuration that produced no summary: failure is copied. */
+void kv_sweep_row_failed(kv_sweep_row *r, const char *dir, const char *failure);
+void kv_sweep_row_release(kv_sweep_row *r);
+/* The canonical row order: block_size, num_blocks, kv_budget_bytes, watermark, free_order,
+ * max_seqs, preempt (numbers ascending, names alphabetically), then dir.  Failed rows go
+ * last, by dir. */
+void kv_sweep_rows_sort(kv_sweep_row *rows, size_t n);
+/* Write sweep.csv to path ("-" = standard output) atomically: the header, then one line per
+ * row that has a summary, in the canonical order whatever the order of rows.  0 or -KV_EIO
+ * with a diag. */
+int kv_sweep_csv_write(const char *path, const kv_sweep_row *rows, size_t n, kv_diag *diag);
+
+#endif

@@ -1,0 +1,19 @@
+/* kvcache_internal: the layout behind kvcache.h's opaque kv_seq, for kvcache.c and for
+ * tests that corrupt a table on purpose to prove kv_cache_check notices.  No other
+ * module includes this file. */
+#ifndef KVSIM_KVCACHE_INTERNAL_H
+#define KVSIM_KVCACHE_INTERNAL_H
+
+#include "kvsim/kvcache.h"
+
+struct kv_seq {
+    kv_block_id *table;  /* block table, len entries (cap allocated) */
+    uint32_t len, cap;   /* len ≥ num_cached */
+    uint32_t num_cached; /* table[0..num_cached) are hashed (from hits or cached here) */
+    kv_digest *hashes;   /* the chain: n_hashes ≥ num_cached digests computed so far */
+    uint32_t n_hashes, cap_hashes;
+    uint32_t max_tokens; /* most tokens it will ever hold (0 = unknown) */
+    kv_content content;
+};
+
+#endif

@@ -1,0 +1,62 @@
+/* pool_internal: the layout behind pool.h's opaque kv_pool (DESIGN §4), for pool.c and
+ * for tests that corrupt a pool on purpose to prove kv_pool_check notices.  No other
+ * module includes this file. */
+#ifndef KVSIM_POOL_INTERNAL_H
+#define KVSIM_POOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/pool.h"
+
+/* The digest is already uniformly distributed: its first word is a perfect bucket key. */
+#define HASH_FUNCTION(keyptr, keylen, hashv)                                                       \
+    do {                                                                                           \
+        (void)(keylen);                                                                            \
+        memcpy(&(hashv), (keyptr), sizeof(hashv));                                                 \
+    } while (0)
+/* uthash allocates (its bucket array) through kv_xmalloc, which never returns NULL, so
+ * uthash's own fatal path is unreachable. */
+#include "kvsim/mem.h"
+#define uthash_malloc(sz)    kv_xmalloc(sz)
+#define uthash_free(ptr, sz) free(ptr)
+#define uthash_fatal(msg)    abort()
+#include <uthash.h>
+
+/* Size the bucket array for the pool when the table is made (at its first HASH_ADD):
+ * 2^index_log2 ≥ 2N buckets keep chains below one entry on average, so a find touches
+ * about one block instead of walking the ~5-entry chains uthash's grow-at-10 rule leaves
+ * (each entry a cache miss into another block).  uthash reads these macros where HASH_ADD
+ * expands, where `p` is the pool. */
+#undef HASH_INITIAL_NUM_BUCKETS
+#undef HASH_INITIAL_NUM_BUCKETS_LOG2
+#define HASH_INITIAL_NUM_BUCKETS      (1u << p->index_log2)
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 (p->index_log2)
+
+typedef struct block {
+    uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
+    kv_block_id prev; /* free-queue links; valid only while queued */
+    kv_block_id next;
+    kv_block_id dup_prev; /* other holders of the same digest, insertion order; */
+    kv_block_id dup_next; /*   KV_NO_BLOCK at either end; valid only while hashed */
+    kv_block_id dup_last; /* valid in the first holder only: the last holder */
+    bool hashed;          /* digest is valid and the block is in the index */
+    kv_digest digest;
+    UT_hash_handle hh; /* linked into the table iff hashed and dup_prev == KV_NO_BLOCK */
+} block;
+
+struct kv_pool {
+    block *blocks;            /* N + 1 entries; [N] is the queue sentinel */
+    uint32_t n;               /* N */
+    uint32_t num_free;        /* queue length */
+    uint32_t num_cached_free; /* queued blocks that are hashed */
+    uint64_t evictions;
+    block *index;        /* uthash head: first holders */
+    unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
+    bool caching;
+    kv_free_order order;
+};
+
+#endif

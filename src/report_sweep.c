@@ -1,0 +1,211 @@
+/* report_sweep: sweep.csv rows from configuration directories (include/kvsim/sweep.h).
+ *
+ * A row is a pure function of one configuration's summary: every column is a path of the
+ * summary schema (one table below, so the header and the values cannot drift apart),
+ * printed as summary.json writes it — integers as integers, reals with 15 significant
+ * digits, so the CSV text and the JSON text name the same number.  Nothing depends on
+ * which process ran a configuration or when, so `sweep -j 1`, `sweep -j 8` and `merge` of
+ * the same directories write byte-identical files.
+ *
+ * Out of scope: comparing configurations of different traces or models — merge puts any
+ * finished directories side by side; the config echo in each summary says what ran.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/afile.h"
+#include "kvsim/mem.h"
+#include "kvsim/path.h"
+#include "kvsim/report.h"
+#include "kvsim/strbuf.h"
+#include "kvsim/sweep.h"
+
+typedef struct column {
+    const char *name; /* sweep.csv header */
+    const char *path; /* summary schema path; NULL: config and dir */
+} column;
+
+/* The order and names are a contract with the plot scripts under plots/. */
+static const column columns[] = {
+    {"config", NULL},
+    {"dir", NULL},
+    {"block_size", "config.block_size"},
+    {"num_blocks", "config.num_blocks"},
+    {"kv_budget_bytes", "config.kv_budget_bytes"},
+    {"watermark", "config.watermark"},
+    {"free_order", "config.free_order"},
+    {"max_seqs", "config.max_seqs"},
+    {"preempt", "config.preempt"},
+    {"finished", "requests.finished"},
+    {"rejected", "requests.rejected"},
+    {"peak_physical", "blocks.peak_physical"},
+    {"mean_physical", "blocks.mean_physical"},
+    {"peak_logical", "blocks.peak_logical"},
+    {"mean_logical", "blocks.mean_logical"},
+    {"sharing_ratio", "blocks.sharing_ratio"},
+    {"hit_rate", "prefix.hit_rate"},
+    {"evictions", "evictions"},
+    {"preemptions", "preemptions"},
+    {"watermark_deferrals", "watermark.deferrals"},
+    {"ttft_p50_s", "latency_s.ttft.p50"},
+    {"ttft_p99_s", "latency_s.ttft.p99"},
+    {"tpot_p50_s", "latency_s.tpot.p50"},
+    {"tpot_p99_s", "latency_s.tpot.p99"},
+    {"output_tok_per_s", "throughput.output_tok_per_s"},
+    {"requests_per_s", "throughput.requests_per_s"},
+};
+enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
+
+/* Row order after block_size…preempt: the knobs a sweep varies, outermost first. */
+static const char *const sort_keys[] = {
+    "config.block_size", "config.num_blocks", "config.kv_budget_bytes", "config.watermark",
+    "config.free_order", "config.max_seqs",   "config.preempt",
+};
+enum { N_SORT_KEYS = sizeof sort_keys / sizeof sort_keys[0] };
+
+int kv_sweep_row_load(kv_sweep_row *r, const char *dir, kv_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    char *d = kv_path_join(dir, "");
+    char *path = kv_path_join(d, "summary.json");
+    json_error_t je;
+    errno = 0;
+    json_t *s = json_load_file(path, 0, &je);
+    int rc = 0;
+    if (!s) {
+        if (je.line < 1)
+            rc = kv_diag_set(diag, -KV_EIO, "cannot read '%s': %s", path,
+                             errno ? strerror(errno) : je.text);
+        else
+            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%d: malformed JSON at column %d: %s", path,
+                             je.line, je.column, je.text);
+    }
+    if (rc == 0)
+        rc = kv_summary_from_json(s, path, &r->summary, diag);
+    json_decref(s);
+    free(path);
+    if (rc != 0) {
+        free(d);
+        memset(r, 0, sizeof *r);
+        return rc;
+    }
+    r->config = kv_xstrdup(kv_path_base(d));
+    r->dir = d;
+    r->ok = true;
+    return 0;
+}
+
+void kv_sweep_row_failed(kv_sweep_row *r, const char *dir, const char *failure)
+{
+    memset(r, 0, sizeof *r);
+    r->dir = kv_path_join(dir, "");
+    r->config = kv_xstrdup(kv_path_base(r->dir));
+    r->failure = kv_xstrdup(failure);
+}
+
+void kv_sweep_row_release(kv_sweep_row *r)
+{
+    free(r->config);
+    free(r->dir);
+    free(r->failure);
+    kv_summary_release(&r->summary);
+    memset(r, 0, sizeof *r);
+}
+
+/* Two rows' values of one field: numbers compared as numbers, strings as strings. */
+static int cmp_field(const kv_summary *a, const kv_summary *b, const kv_field *f)
+{
+    if (f->type == KV_FIELD_STR) {
+        const char *x = *(char *const *)((const char *)a + f->offset);
+        const char *y = *(char *const *)((const char *)b + f->offset);
+        return strcmp(x ? x : "", y ? y : "");
+    }
+    double x = kv_summary_number(a, f), y = kv_summary_number(b, f);
+    return (x > y) - (x < y);
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const kv_sweep_row *a = pa, *b = pb;
+    if (a->ok != b->ok)
+        return a->ok ? -1 : 1;
+    for (size_t i = 0; a->ok && i < N_SORT_KEYS; i++) {
+        int c = cmp_field(&a->summary, &b->summary, kv_summary_field(sort_keys[i]));
+        if (c != 0)
+            return c;
+    }
+    return strcmp(a->dir, b->dir);
+}
+
+void kv_sweep_rows_sort(kv_sweep_row *rows, size_t n)
+{
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, cmp_rows);
+}
+
+/* One cell as summary.json writes the value (null: an empty cell). */
+static void csv_value(kv_buf *b, const kv_summary *s, const kv_field *f)
+{
+    const void *p = (const char *)s + f->offset;
+    double v;
+    switch (f->type) {
+    case KV_FIELD_STR:
+        kv_csv_field(b, *(char *const *)p ? *(char *const *)p : "");
+        return;
+    case KV_FIELD_BOOL:
+        kv_buf_puts(b, *(const bool *)p ? "true" : "false");
+        return;
+    case KV_FIELD_U64:
+    case KV_FIELD_U64Z:
+        if (f->type == KV_FIELD_U64 || *(const uint64_t *)p)
+            kv_buf_u64(b, *(const uint64_t *)p);
+        return;
+    default:
+        v = kv_summary_number(s, f);
+        if (!isnan(v))
+            kv_buf_printf(b, "%.15g", v);
+        return;
+    }
+}
+
+static void write_rows(kv_buf *b, const kv_sweep_row *rows, size_t m)
+{
+    for (size_t c = 0; c < N_COLUMNS; c++) {
+        kv_buf_puts(b, c ? "," : "");
+        kv_buf_puts(b, columns[c].name);
+    }
+    kv_buf_putc(b, '\n');
+    for (size_t i = 0; i < m; i++) {
+        kv_csv_field(b, rows[i].config);
+        kv_buf_putc(b, ',');
+        kv_csv_field(b, rows[i].dir);
+        for (size_t c = 2; c < N_COLUMNS; c++) {
+            kv_buf_putc(b, ',');
+            csv_value(b, &rows[i].summary, kv_summary_field(columns[c].path));
+        }
+        kv_buf_putc(b, '\n');
+    }
+}
+
+int kv_sweep_csv_write(const char *path, const kv_sweep_row *rows, size_t n, kv_diag *diag)
+{
+    kv_sweep_row *sorted = kv_xcalloc(n ? n : 1, sizeof *sorted);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].ok)
+            sorted[m++] = rows[i]; /* shallow copies: only the order is ours */
+    kv_sweep_rows_sort(sorted, m);
+    kv_buf b = {0};
+    write_rows(&b, sorted, m);
+    free(sorted);
+    kv_afile o;
+    int rc = kv_afile_open(&o, path, diag);
+    if (rc == 0) {
+        fwrite(b.s, 1, b.len, o.f);
+        rc = kv_afile_commit(&o, diag);
+    }
+    kv_buf_release(&b);
+    return rc;
+}

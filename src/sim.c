@@ -1,0 +1,186 @@
+/* sim: the replay driver and the options every replay is configured from (sim.h).
+ *
+ * The driver walks the trace's arrivals with a cursor (the trace is sorted by arrival,
+ * ties in file order) and asks the engine for its next event; of the two, the earlier
+ * happens first, and at equal times a step end comes before an arrival and an arrival
+ * before a step start (DESIGN §6.5: a step starting at t sees every arrival ≤ t; C1 for a
+ * cluster).  A request gets its cache state (kv_req_attach) just before it arrives.
+ *
+ * Memory: the request array (one kv_req per trace row) and the engine; no event heap.
+ */
+#include "kvsim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/blockhash.h"
+#include "kvsim/error.h"
+#include "kvsim/mem.h"
+
+void kv_sim_options_init(kv_sim_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->trace.format = KV_TRACE_AUTO;
+    o->trace.time_scale = 1.0;
+    o->trace.seed = 1;
+    o->sched = (kv_sched_config){.max_batched_tokens = 8192,
+                                 .max_seqs = 256,
+                                 .chunked_prefill = true,
+                                 .admit_full_prompt = true,
+                                 .watermark = 0.01,
+                                 .preempt = KV_PREEMPT_FCFS};
+    o->prefix_caching = true;
+    o->free_order = KV_FREE_SPLIT;
+    o->time_model = "roofline";
+}
+
+int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
+                         kv_diag *diag)
+{
+    memset(c, 0, sizeof *c);
+    c->num_blocks = setup->cap.num_blocks;
+    c->block_size = setup->block_size;
+    c->prefix_caching = o->prefix_caching;
+    c->free_order = o->free_order;
+    c->sched = o->sched;
+    int rc = kv_timing_parse(o->time_model, &c->timing, diag);
+    if (rc != 0)
+        return rc;
+    kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
+    c->sample_every = 1;
+#ifdef KVSIM_DEBUG
+    c->check_invariants = true;
+#endif
+    return 0;
+}
+
+typedef struct driver {
+    kv_engine *engine;
+    kv_run_result *res;
+    const kv_trace *trace;
+    uint32_t shared_prefix;
+    const kv_sim_hooks *hooks;
+    size_t next_arrival; /* cursor into the trace */
+} driver;
+
+static void progress(const driver *d, int64_t now)
+{
+    if (!d->hooks || !d->hooks->on_progress)
+        return;
+    kv_engine_stats st;
+    kv_engine_get_stats(d->engine, &st);
+    kv_progress p = {now, d->next_arrival, st.sched.finished, d->trace->n};
+    d->hooks->on_progress(d->hooks->ctx, &p);
+}
+
+static void arrive(driver *d, int64_t now)
+{
+    kv_req *r = &d->res->reqs[d->next_arrival++];
+    kv_content c;
+    kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
+    kv_req_attach(r, &c);
+    kv_engine_arrive(d->engine, r, now);
+}
+
+/* Events until every request has ended, or an engine error (returned). */
+static int loop(driver *d, kv_diag *diag)
+{
+    const uint64_t progress_every = 4096;
+    for (;;) {
+        int64_t t_step = 0;
+        kv_engine_event ev = kv_engine_next(d->engine, &t_step);
+        bool more = d->next_arrival < d->trace->n;
+        int64_t t_arr = more ? d->trace->reqs[d->next_arrival].arrival_ns : 0;
+        if (ev == KV_ENGINE_IDLE && !more)
+            return 0;
+        bool step_first = ev != KV_ENGINE_IDLE && (!more || t_step < t_arr ||
+                                                   (t_step == t_arr && ev == KV_ENGINE_STEP_END));
+        if (!step_first) {
+            arrive(d, t_arr);
+            continue;
+        }
+        int rc = kv_engine_advance(d->engine, diag);
+        if (rc != 0)
+            return rc;
+        kv_engine_stats st;
+        kv_engine_get_stats(d->engine, &st);
+        if (ev == KV_ENGINE_STEP_START && st.steps % progress_every == 0)
+            progress(d, t_step);
+    }
+}
+
+/* After an engine error: everything not yet ended is unfinished. */
+static void stop_run(driver *d)
+{
+    d->res->unfinished += kv_engine_abandon(d->engine);
+    for (size_t i = d->next_arrival; i < d->res->n; i++) {
+        kv_req_abandon(&d->res->reqs[i]);
+        d->res->unfinished++;
+    }
+}
+
+int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
+              const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
+              kv_run_result *res, kv_diag *diag)
+{
+    memset(res, 0, sizeof *res);
+    kv_hasher *hasher = NULL;
+    if (cfg->block_size == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
+    if (kv_hasher_create(&hasher, model_name, dtype_name, cfg->block_size) != 0)
+        return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
+    kv_engine_config ec = *cfg;
+    res->n = trace->n;
+    res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);
+    ec.reqs = res->reqs;
+    ec.n_reqs = res->n;
+    if (hooks) {
+        ec.sample_every = hooks->sample_every ? hooks->sample_every : 1;
+        ec.on_sample = hooks->on_sample;
+        ec.on_step_end = hooks->on_step_end;
+        ec.ctx = hooks->ctx;
+    }
+    driver d = {NULL, res, trace, shared_prefix, hooks, 0};
+    int rc = kv_engine_create(&d.engine, &ec, hasher, diag);
+    if (rc != 0) {
+        kv_hasher_destroy(hasher);
+        kv_run_result_release(res);
+        return rc;
+    }
+    for (size_t i = 0; i < trace->n; i++) {
+        kv_req_init(&res->reqs[i], &trace->reqs[i]);
+        if (trace->reqs[i].arrival_ns > res->last_arrival_ns)
+            res->last_arrival_ns = trace->reqs[i].arrival_ns;
+    }
+    rc = loop(&d, diag);
+    if (rc != 0)
+        stop_run(&d);
+    res->stop = rc;
+    kv_engine_get_stats(d.engine, &res->stats);
+    for (int k = KV_REJECT_CAPACITY; k <= KV_REJECT_BATCH; k++)
+        res->rejected += res->stats.sched.rejected[k];
+    res->sim_time_ns = res->stats.last_step_end > res->last_arrival_ns ? res->stats.last_step_end
+                                                                       : res->last_arrival_ns;
+    progress(&d, res->sim_time_ns);
+    kv_engine_destroy(d.engine);
+    kv_hasher_destroy(hasher);
+    return rc;
+}
+
+int kv_sim_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *trace,
+                  const kv_sim_hooks *hooks, kv_run_result *out, kv_diag *diag)
+{
+    kv_engine_config cfg;
+    memset(out, 0, sizeof *out);
+    int rc = kv_sim_engine_config(o, setup, &cfg, diag);
+    if (rc != 0)
+        return rc;
+    return kv_replay(&cfg, trace, setup->model.name, kv_dtype_name(setup->model.kv_dtype),
+                     o->shared_prefix, hooks, out, diag);
+}
+
+void kv_run_result_release(kv_run_result *r)
+{
+    free(r->reqs);
+    memset(r, 0, sizeof *r);
+}

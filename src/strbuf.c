@@ -1,0 +1,92 @@
+/* strbuf: the growable byte string (include/kvsim/strbuf.h). */
+#include "kvsim/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+
+static void reserve(kv_buf *b, size_t extra)
+{
+    void *p = b->s;
+    kv_grow(&p, &b->cap, b->len + extra + 1, 1);
+    b->s = p;
+}
+
+void kv_buf_put(kv_buf *b, const char *data, size_t n)
+{
+    reserve(b, n);
+    memcpy(b->s + b->len, data, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void kv_buf_puts(kv_buf *b, const char *str)
+{
+    kv_buf_put(b, str, strlen(str));
+}
+
+void kv_buf_putc(kv_buf *b, char c)
+{
+    reserve(b, 1);
+    b->s[b->len++] = c;
+    b->s[b->len] = '\0';
+}
+
+void kv_buf_printf(kv_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n <= 0)
+        return;
+    reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void kv_buf_u64(kv_buf *b, uint64_t v)
+{
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    reserve(b, n);
+    while (n)
+        b->s[b->len++] = digits[--n];
+    b->s[b->len] = '\0';
+}
+
+void kv_buf_ns(kv_buf *b, int64_t ns)
+{
+    kv_buf_u64(b, (uint64_t)(ns / 1000000000));
+    char frac[10];
+    int64_t f = ns % 1000000000;
+    frac[0] = '.';
+    for (int i = 9; i >= 1; i--) {
+        frac[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    kv_buf_put(b, frac, sizeof frac);
+}
+
+void kv_buf_reset(kv_buf *b)
+{
+    b->len = 0;
+    if (b->s)
+        b->s[0] = '\0';
+}
+
+void kv_buf_release(kv_buf *b)
+{
+    free(b->s);
+    b->s = NULL;
+    b->len = b->cap = 0;
+}
