@@ -1,5 +1,6 @@
-/* plot: find the gnuplot scripts and gnuplot, run one gnuplot per figure, and move the
- * finished files into place (see include/kvsim/plot.h for what is drawn from what).
+/* plot: check the gnuplot scripts and gnuplot the caller names, run one gnuplot per
+ * figure, and move the finished files into place (see include/kvsim/plot.h for what is
+ * drawn from what).
  *
  * Process.  gnuplot runs through fork + execv, never a shell: argv is
  *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
