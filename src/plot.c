@@ -1,5 +1,6 @@
-/* plot: find the gnuplot scripts and gnuplot, run one gnuplot per figure, and move the
- * finished files into place (see include/kvsim/plot.h for what is drawn from what).
+/* plot: check the gnuplot scripts and gnuplot the caller names, run one gnuplot per
+ * figure, and move the finished files into place (see include/kvsim/plot.h for what is
+ * drawn from what).
  *
  * Process.  gnuplot runs through fork + execv, never a shell: argv is
  *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
@@ -16,13 +17,14 @@
  * in one directory is atomic).  On any failure the temporaries are unlinked, so a reader
  * never sees a half-drawn figure under its final name.
  *
- * Out of scope: parsing the inputs (plot_vars.c), printing (src/cli).
+ * Out of scope: parsing the inputs (plot_vars.c), printing, and choosing where the scripts
+ * and gnuplot are (src/cli/cmd_plot.c: the core reads no environment).
  */
 #include "kvsim/plot.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +36,6 @@
 
 #include "kvsim/mem.h"
 #include "plot_internal.h"
-
-#ifndef KVSIM_DATADIR
-#define KVSIM_DATADIR ""
-#endif
 
 enum { STDERR_KEEP = 8192 }; /* > the 4096-byte read chunk */
 
@@ -87,58 +85,27 @@ unsigned kv_plot_detect(const char *dir)
 /* ---- finding things ------------------------------------------------------------------ */
 
 /* A scripts directory is one holding common.gp. */
-static bool is_plots_dir(const char *dir)
+bool kv_plot_is_scripts_dir(const char *dir)
 {
     return dir && *dir && has_file(dir, "common.gp");
 }
 
-/* The plots directory as a malloc'd path: 0, or -KV_ENOENT with the diag set. */
-static int find_scripts(char **out, kv_diag *diag)
+/* The scripts of *opts: 0, or -KV_ENOENT with the diag set (the caller's words when it
+ * gave them). */
+static int check_scripts(const kv_plot_options *opts, kv_diag *diag)
 {
-    *out = NULL;
-    const char *env = getenv("KVSIM_PLOTS");
-    if (env && *env) {
-        if (!is_plots_dir(env))
-            return kv_diag_set(diag, -KV_ENOENT,
-                               "KVSIM_PLOTS='%s' is not a kvsim plots directory (no common.gp)",
-                               env);
-        *out = kv_xstrdup(env);
+    if (kv_plot_is_scripts_dir(opts->scripts))
         return 0;
-    }
-    if (*KVSIM_DATADIR) {
-        char *p = kv__path_join(KVSIM_DATADIR, "plots");
-        if (is_plots_dir(p)) {
-            *out = p;
-            return 0;
-        }
-        free(p);
-    }
-    /* Next to the executable: a relocated build tree, or an install prefix. */
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = '\0';
-        static const char *const rel[] = {"plots", "../plots", "../share/kvsim/plots"};
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char *p = kv__path_join(exe, rel[i]);
-            if (is_plots_dir(p)) {
-                *out = p;
-                return 0;
-            }
-            free(p);
-        }
-    }
-    return kv_diag_set(diag, -KV_ENOENT,
-                       "cannot find the gnuplot scripts (plots/common.gp); set KVSIM_PLOTS to "
-                       "the plots directory");
+    if (opts->scripts_error)
+        return kv_diag_set(diag, -KV_ENOENT, "%s", opts->scripts_error);
+    if (!opts->scripts)
+        return kv_diag_set(diag, -KV_ENOENT, "cannot find the gnuplot scripts (plots/common.gp)");
+    return kv_diag_set(diag, -KV_ENOENT, "'%s' is not a kvsim plots directory (no common.gp)",
+                       opts->scripts);
 }
 
-static char *search_path(const char *name)
+static char *search_path(const char *name, const char *path)
 {
-    const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
     const char *p = path;
@@ -162,13 +129,11 @@ static char *search_path(const char *name)
     return NULL;
 }
 
-char *kv_plot_find_gnuplot(void)
+char *kv_plot_find_gnuplot(const char *name, const char *path_list)
 {
-    const char *env = getenv("KVSIM_GNUPLOT");
-    const char *name = env && *env ? env : "gnuplot";
     if (strchr(name, '/'))
         return is_file(name) && access(name, X_OK) == 0 ? kv_xstrdup(name) : NULL;
-    return search_path(name);
+    return search_path(name, path_list);
 }
 
 /* ---- running gnuplot ----------------------------------------------------------------- */
@@ -375,8 +340,9 @@ static int finish(child *c, kv_diag *diag)
 
 /* ---- kv_plot_dir --------------------------------------------------------------------- */
 
-int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag)
+int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *rep, kv_diag *diag)
 {
+    assert(opts);
     memset(rep, 0, sizeof *rep);
     struct stat st;
     if (stat(dir, &st) != 0)
@@ -390,11 +356,10 @@ int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag)
                            "nothing to plot in '%s' (no timeseries.csv + requests.csv + "
                            "summary.json of a run, no sweep.csv, no plan.csv)",
                            dir);
-    char *gnuplot = kv_plot_find_gnuplot();
-    if (!gnuplot)
+    if (!opts->gnuplot)
         return KV_PLOT_NO_GNUPLOT;
-    char *plots = NULL;
-    int rc = find_scripts(&plots, diag);
+    const char *gnuplot = opts->gnuplot, *plots = opts->scripts;
+    int rc = check_scripts(opts, diag);
 
     kv__figlist figs;
     memset(&figs, 0, sizeof figs);
@@ -431,7 +396,5 @@ int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag)
         }
     }
     kv__figlist_release(&figs);
-    free(plots);
-    free(gnuplot);
     return rc;
 }

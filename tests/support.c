@@ -174,11 +174,6 @@ const char *src_path(const char *rel)
     return join_env("KVSIM_SRC", rel);
 }
 
-const char *shared_path(const char *rel)
-{
-    return join_env("KVSIM_SHARED", rel);
-}
-
 char *make_temp_dir(void)
 {
     char *t = strdup("/tmp/kvsim-test-XXXXXX");

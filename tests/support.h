@@ -25,9 +25,8 @@ void run_result_free(run_result *r);
  * starts with `prefix` (e.g. "kvsim: error: ") and, when `contains` is not NULL, holds it. */
 void assert_error_line(const run_result *r, int status, const char *prefix, const char *contains);
 
-/* $KVSIM_SRC/rel, $KVSIM_SHARED/rel: paths into the source tree and ../shared. */
+/* $KVSIM_SRC/rel: a path into the source tree (test data, bundled traces). */
 const char *src_path(const char *rel);
-const char *shared_path(const char *rel);
 
 /* A fresh empty directory under /tmp; removed by rm_rf. */
 char *make_temp_dir(void);

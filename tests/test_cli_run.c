@@ -199,7 +199,7 @@ typedef struct real_case {
 static void replay_real(const char *file, const char *rate)
 {
     char trace[512];
-    snprintf(trace, sizeof trace, "%s", shared_path(file));
+    snprintf(trace, sizeof trace, "%s", src_path(file));
     char *out = path_in(dir, "real");
     const char *args[20];
     int n = 0;

@@ -1,6 +1,6 @@
 /* kvcache (DESIGN §5) and the pool conformance examples of DESIGN §4, driven exactly as
  * vLLM's tests/v1/core/test_prefix_caching.py drives its manager: lookup → allocate →
- * free.  Expected block ids are vLLM's (background S1–S9).  Teardown checks the pool
+ * free.  Expected block ids are vLLM's (docs/design.md S1–S9).  Teardown checks the pool
  * invariants and Σ refcounts = Σ table lengths (R9). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -114,7 +114,7 @@ static void assert_queue(const kv_block_id *want, size_t n)
         cr_assert_eq(got[i], want[i], "queue[%zu] = %d, want %d", i, got[i], want[i]);
 }
 
-/* ---- DESIGN §4 conformance example 1 (vLLM test_prefill; background S1) ------------- */
+/* ---- DESIGN §4 conformance example 1 (vLLM test_prefill; docs/design.md S1) --------- */
 
 static void conformance_1(kv_free_order order)
 {
@@ -179,7 +179,7 @@ Test(kvcache, design4_example1_append)
     conformance_1(KV_FREE_APPEND);
 }
 
-/* ---- DESIGN §4 conformance example 2 (vLLM test_evict; background S2) --------------- */
+/* ---- DESIGN §4 conformance example 2 (vLLM test_evict; docs/design.md S2) ----------- */
 
 static void conformance_2(kv_free_order order)
 {

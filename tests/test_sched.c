@@ -1,6 +1,6 @@
 /* Scheduler and engine scenarios (DESIGN §6.1–§6.5) on tiny hand-made traces with a fixed
  * step time, replayed through the real engine.  Each test names the rule it covers; the
- * block ids come from vLLM's own behaviour (background S6, S7, S12).  An on_step_end
+ * block ids come from vLLM's own behaviour (docs/design.md S6, S7, S12).  An on_step_end
  * hook snapshots block tables and the free queue after chosen steps; every run walks the
  * R9 invariants after every step. */
 #include <criterion/criterion.h>

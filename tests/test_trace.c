@@ -406,7 +406,7 @@ Test(trace_csv, lengths_poisson_arrivals)
 Test(trace_csv, lengths_seed_determinism)
 {
     kv_trace_options o = {.rate = 4.0, .seed = 42};
-    const char *path = shared_path("traces/real/sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
+    const char *path = src_path("traces/real/sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
     kv_trace *a = load_ok(path, &o), *b = load_ok(path, &o);
     o.seed = 43;
     kv_trace *c = load_ok(path, &o);
@@ -1101,8 +1101,7 @@ static void check_mooncake(const kv_trace *t)
 
 Test(trace_real, mooncake_conversation)
 {
-    kv_trace *t =
-        load_ok(shared_path("traces/real/mooncake_fast25_conversation_trace.jsonl"), NULL);
+    kv_trace *t = load_ok(src_path("traces/real/mooncake_fast25_conversation_trace.jsonl"), NULL);
     cr_assert_eq(t->n, 12031);
     check_mooncake(t);
     const kv_request_spec *f = &t->reqs[0], *l = &t->reqs[t->n - 1];
@@ -1128,7 +1127,7 @@ Test(trace_real, mooncake_conversation)
 
 Test(trace_real, mooncake_synthetic)
 {
-    kv_trace *t = load_ok(shared_path("traces/real/mooncake_fast25_synthetic_trace.jsonl"), NULL);
+    kv_trace *t = load_ok(src_path("traces/real/mooncake_fast25_synthetic_trace.jsonl"), NULL);
     cr_assert_eq(t->n, 3993);
     check_mooncake(t);
     cr_assert_eq(t->reqs[0].prompt_len, 40160);
@@ -1152,7 +1151,7 @@ static void check_azure(const char *rel, size_t n, int64_t last_ns, uint32_t fir
                         uint32_t first_o, uint32_t last_p, uint32_t last_o, uint64_t sum_arr,
                         uint64_t sum_p, uint64_t sum_o)
 {
-    kv_trace *t = load_ok(shared_path(rel), NULL);
+    kv_trace *t = load_ok(src_path(rel), NULL);
     cr_assert_eq(t->format, KV_TRACE_AZURE);
     cr_assert_eq(t->n, n);
     cr_assert_eq(t->reqs[0].arrival_ns, 0);
@@ -1191,7 +1190,7 @@ static void check_lengths(const char *rel, size_t n, uint32_t fp, uint32_t fo, u
                           uint32_t lo, uint64_t sum_p, uint64_t sum_o)
 {
     kv_trace_options o = {.rate = 10, .seed = 7};
-    kv_trace *t = load_ok(shared_path(rel), &o);
+    kv_trace *t = load_ok(src_path(rel), &o);
     cr_assert_eq(t->format, KV_TRACE_LENGTHS);
     cr_assert_eq(t->n, n);
     cr_assert_eq(t->reqs[0].prompt_len, fp);

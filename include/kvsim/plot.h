@@ -11,13 +11,12 @@
  *            two or more values)
  *   a plan   plan.csv (+ plan.json for the SLO thresholds) → plan_curve
  *
- * Where things are found:
- *   scripts  $KVSIM_PLOTS if set (no fallback: a wrong override is an error); else the
- *            source tree's plots/ compiled in (KVSIM_DATADIR); else plots/ next to the
- *            executable, or ../share/kvsim/plots from it (an installed kvsim).
- *   gnuplot  $KVSIM_GNUPLOT if set (a path, or a name searched in PATH), else "gnuplot"
- *            searched in PATH.  Not finding it is KV_PLOT_NO_GNUPLOT, not an error: the
- *            caller says so and carries on.
+ * Where things are found is the caller's business: the library reads no environment
+ * and compiles in no path.  The caller passes a kv_plot_options with the scripts'
+ * directory and the gnuplot to run; kvsim's CLI (src/cli/cmd_plot.c) takes them from
+ * $KVSIM_PLOTS and $KVSIM_GNUPLOT, else from its executable's location and PATH, with
+ * kv_plot_is_scripts_dir and kv_plot_find_gnuplot below.  No gnuplot is
+ * KV_PLOT_NO_GNUPLOT, not an error: the caller says so and carries on.
  *
  * The library prints nothing: results are return codes, a kv_plot_report and a kv_diag.
  */
@@ -48,20 +47,40 @@ typedef struct kv_plot_report {
                        block size nor watermark"), or "" */
 } kv_plot_report;
 
+/* What kv_plot_dir runs.  The strings are the caller's and must outlive the call. */
+typedef struct kv_plot_options {
+    const char *scripts;       /* directory of the gnuplot scripts (common.gp and one
+                                  NAME.gp per figure); NULL when the caller found none */
+    const char *scripts_error; /* the diag when scripts is NULL or no scripts directory,
+                                  worded by the caller, who knows where it looked; NULL:
+                                  a generic one naming scripts */
+    const char *gnuplot;       /* the gnuplot executable (a path, kv_plot_find_gnuplot);
+                                  NULL when there is none: KV_PLOT_NO_GNUPLOT */
+} kv_plot_options;
+
 /* The KV_PLOT_* mask for dir; 0 when it holds nothing plottable or is not a directory.
  * Cannot fail. */
 unsigned kv_plot_detect(const char *dir);
 
-/* Draw every figure dir supports.  Returns 0 (figures listed in *rep; possibly none, with
- * rep->note saying why), KV_PLOT_NO_GNUPLOT (nothing written), or a negative KV_E* with
- * the diag set: -KV_ENOENT dir missing, not a directory, holding nothing plottable, or
- * the scripts not found; -KV_EPARSE an input file malformed (summary.json, sweep.csv,
+/* Draw every figure dir supports, with the scripts and gnuplot of *opts (not NULL).
+ * Checks in this order: dir, then gnuplot, then the scripts.  Returns 0 (figures listed
+ * in *rep; possibly none, with rep->note saying why), KV_PLOT_NO_GNUPLOT (nothing
+ * written), or a negative KV_E* with the diag set: -KV_ENOENT dir missing, not a
+ * directory, holding nothing plottable, or opts->scripts NULL or without common.gp
+ * (opts->scripts_error); -KV_EPARSE an input file malformed (summary.json, sweep.csv,
  * plan.csv/plan.json); -KV_EIO gnuplot failed (its error in one line) or a file could not
  * be renamed.  The figures are drawn concurrently; when one fails, the others that
  * succeeded are kept (and listed in *rep), and no half-written figure is left behind. */
-int kv_plot_dir(const char *dir, kv_plot_report *rep, kv_diag *diag);
+int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *rep, kv_diag *diag);
 
-/* The gnuplot kv_plot_dir would run, as a malloc'd path, or NULL if there is none. */
-char *kv_plot_find_gnuplot(void);
+/* Whether dir is a scripts directory (holds common.gp); false for NULL or "".  Cannot
+ * fail. */
+bool kv_plot_is_scripts_dir(const char *dir);
+
+/* The gnuplot to run, as a malloc'd path, or NULL if there is none.  name holding a '/'
+ * is a path, taken if it is an executable file; otherwise it is searched in the
+ * colon-separated directories of path_list (PATH's syntax; empty entries skipped),
+ * or in /usr/local/bin:/usr/bin:/bin when path_list is NULL. */
+char *kv_plot_find_gnuplot(const char *name, const char *path_list);
 
 #endif

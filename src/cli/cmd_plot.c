@@ -6,12 +6,23 @@
  * --quiet); a missing gnuplot is one note on stderr and exit 0, since the outputs the
  * figures would be drawn from are there; anything else (no such directory, nothing
  * plottable, malformed input, gnuplot failing) is one "kvsim: error:" line and exit 1.
+ *
+ * Finding the tools is this file's job, not the library's (the core reads no
+ * environment): the scripts are $KVSIM_PLOTS when set (no fallback: a wrong override is
+ * an error), else the first of plots/, ../plots (a build tree: BUILDDIR/src/kvsim and
+ * BUILDDIR/plots, which plots/meson.build fills) and ../share/kvsim/plots (an install)
+ * that holds common.gp, relative to the executable's directory; gnuplot is
+ * $KVSIM_GNUPLOT when set (a path, or a name searched in PATH), else "gnuplot" in PATH.
+ * They are looked up once per command; kv_plot_dir checks them after the directory.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "kvsim/mem.h"
 #include "kvsim/plot.h"
 
 enum { OPT_HELP = 1, OPT_QUIET };
@@ -42,19 +53,74 @@ static const char help[] =
     "environment:\n"
     "  KVSIM_GNUPLOT  the gnuplot to run (default: gnuplot in PATH); without one kvsim\n"
     "                 prints a note and exits 0\n"
-    "  KVSIM_PLOTS    the directory of the gnuplot scripts (default: the source tree's\n"
-    "                 plots/, or next to the executable)\n";
+    "  KVSIM_PLOTS    the directory of the gnuplot scripts (default: found from the\n"
+    "                 executable: the build tree's plots/, or share/kvsim/plots installed)\n";
 
 static const char no_gnuplot_note[] =
     "kvsim: note: gnuplot not found; figures skipped (install gnuplot-nox)\n";
 
+/* The scripts and gnuplot kv_plot_dir is to run (see the top of this file). */
+typedef struct plot_tools {
+    kv_plot_options opts; /* points into the fields below */
+    char *scripts;        /* malloc'd, or NULL when none was found */
+    char *gnuplot;        /* malloc'd, or NULL when none was found */
+    char scripts_error[sizeof(kv_diag)];
+} plot_tools;
+
+static char *scripts_near_executable(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const rel[] = {"plots", "../plots", "../share/kvsim/plots"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char dir[PATH_MAX + 32];
+        snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
+        if (kv_plot_is_scripts_dir(dir))
+            return kv_xstrdup(dir);
+    }
+    return NULL;
+}
+
+static void plot_tools_init(plot_tools *t)
+{
+    memset(t, 0, sizeof *t);
+    const char *env = getenv("KVSIM_PLOTS");
+    if (env && *env) {
+        t->scripts = kv_xstrdup(env);
+        snprintf(t->scripts_error, sizeof t->scripts_error,
+                 "KVSIM_PLOTS='%s' is not a kvsim plots directory (no common.gp)", env);
+    } else {
+        t->scripts = scripts_near_executable();
+        snprintf(t->scripts_error, sizeof t->scripts_error,
+                 "cannot find the gnuplot scripts (plots/common.gp); set KVSIM_PLOTS to the "
+                 "plots directory");
+    }
+    const char *name = getenv("KVSIM_GNUPLOT");
+    t->gnuplot = kv_plot_find_gnuplot(name && *name ? name : "gnuplot", getenv("PATH"));
+    t->opts.scripts = t->scripts;
+    t->opts.scripts_error = t->scripts_error;
+    t->opts.gnuplot = t->gnuplot;
+}
+
+static void plot_tools_release(plot_tools *t)
+{
+    free(t->scripts);
+    free(t->gnuplot);
+}
+
 /* Plot one directory; *no_gnuplot set when gnuplot is missing (the note is printed once
  * by the caller of this helper). */
-static int plot_one(const char *dir, bool quiet, bool *no_gnuplot)
+static int plot_one(const char *dir, const plot_tools *tools, bool quiet, bool *no_gnuplot)
 {
     kv_plot_report rep;
     kv_diag d;
-    int rc = kv_plot_dir(dir, &rep, &d);
+    int rc = kv_plot_dir(dir, &tools->opts, &rep, &d);
     if (rc == KV_PLOT_NO_GNUPLOT) {
         *no_gnuplot = true;
         return CLI_OK;
@@ -77,7 +143,10 @@ static int plot_one(const char *dir, bool quiet, bool *no_gnuplot)
 int cli_plot_dir(const char *dir, bool quiet)
 {
     bool no_gnuplot = false;
-    int rc = plot_one(dir, quiet, &no_gnuplot);
+    plot_tools tools;
+    plot_tools_init(&tools);
+    int rc = plot_one(dir, &tools, quiet, &no_gnuplot);
+    plot_tools_release(&tools);
     if (no_gnuplot)
         fputs(no_gnuplot_note, stderr);
     return rc;
@@ -105,11 +174,14 @@ int cmd_plot(int argc, char **argv)
         rc = cli_error(CLI_USAGE, "kvsim plot needs an output DIR (see 'kvsim plot --help')");
     /* Every directory is tried; the exit code is the first failure's. */
     bool no_gnuplot = false;
+    plot_tools tools;
+    plot_tools_init(&tools);
     for (int i = 0; rc != CLI_USAGE && i < p.n_positional && !no_gnuplot; i++) {
-        int r = plot_one(p.positional[i], quiet, &no_gnuplot);
+        int r = plot_one(p.positional[i], &tools, quiet, &no_gnuplot);
         if (r != CLI_OK && rc == CLI_OK)
             rc = r;
     }
+    plot_tools_release(&tools);
     if (no_gnuplot)
         fputs(no_gnuplot_note, stderr);
     cli_parser_release(&p);
