@@ -89,59 +89,59 @@ void kv_gen_config_init(kv_gen_config *c)
 int kv_gen_validate(const kv_gen_config *c, kv_diag *diag)
 {
     if (c->prompt.n_knots == 0)
-        return kv_diag_set(diag, -KV_EINVAL, "--prompt is required (e.g. p50=1000,p99=8000)");
+        return kv_diag_set(diag, -KV_EINVAL, "{prompt} is required (e.g. p50=1000,p99=8000)");
     if (c->output.n_knots == 0)
-        return kv_diag_set(diag, -KV_EINVAL, "--output is required (e.g. p50=200,p99=1000)");
+        return kv_diag_set(diag, -KV_EINVAL, "{output} is required (e.g. p50=200,p99=1000)");
     if (!(c->rate > 0.0 && c->rate <= KV_GEN_MAX_RATE))
-        return kv_diag_set(diag, -KV_EINVAL, "--rate must be above 0 and at most %g requests/s",
+        return kv_diag_set(diag, -KV_EINVAL, "{rate} must be above 0 and at most %g requests/s",
                            KV_GEN_MAX_RATE);
     if (!(c->burstiness >= 0.0 && c->burstiness <= KV_GEN_MAX_BURSTINESS))
-        return kv_diag_set(diag, -KV_EINVAL, "--burstiness must be between 0 and %g",
+        return kv_diag_set(diag, -KV_EINVAL, "{burstiness} must be between 0 and %g",
                            KV_GEN_MAX_BURSTINESS);
     bool by_requests = c->requests > 0, by_duration = c->duration_s > 0.0;
     if (by_requests == by_duration)
         return kv_diag_set(diag, -KV_EINVAL,
-                           by_requests ? "give either --requests N or --duration S, not both"
-                                       : "give --requests N or --duration S");
+                           by_requests ? "give either {requests} N or {duration} S, not both"
+                                       : "give {requests} N or {duration} S");
     if (c->requests > KV_GEN_MAX_REQUESTS)
-        return kv_diag_set(diag, -KV_EINVAL, "--requests must be at most %llu",
+        return kv_diag_set(diag, -KV_EINVAL, "{requests} must be at most %llu",
                            (unsigned long long)KV_GEN_MAX_REQUESTS);
     if (by_duration) {
         if (!(c->duration_s <= KV_GEN_MAX_DURATION))
-            return kv_diag_set(diag, -KV_EINVAL, "--duration must be at most %g s",
+            return kv_diag_set(diag, -KV_EINVAL, "{duration} must be at most %g s",
                                KV_GEN_MAX_DURATION);
         if (c->rate * c->duration_s > (double)KV_GEN_MAX_REQUESTS)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--rate × --duration is about %.0f requests, above the limit "
+                               "{rate} × {duration} is about %.0f requests, above the limit "
                                "of %llu",
                                c->rate * c->duration_s, (unsigned long long)KV_GEN_MAX_REQUESTS);
     }
     if (c->system_prompts > KV_GEN_MAX_SYSTEM_PROMPTS)
-        return kv_diag_set(diag, -KV_EINVAL, "--system-prompts must be at most %u",
+        return kv_diag_set(diag, -KV_EINVAL, "{system_prompts} must be at most %u",
                            KV_GEN_MAX_SYSTEM_PROMPTS);
     if (c->system_prompts > 0 && c->system_prompt_len == 0)
-        return kv_diag_set(diag, -KV_EINVAL, "--system-prompts needs --system-prompt-len L");
+        return kv_diag_set(diag, -KV_EINVAL, "{system_prompts} needs {system_prompt_len} L");
     if (c->system_prompts == 0 && c->system_prompt_len > 0)
-        return kv_diag_set(diag, -KV_EINVAL, "--system-prompt-len needs --system-prompts K");
+        return kv_diag_set(diag, -KV_EINVAL, "{system_prompt_len} needs {system_prompts} K");
     if (c->system_prompt_len > KV_TRACE_MAX_LEN)
-        return kv_diag_set(diag, -KV_EINVAL, "--system-prompt-len must be at most %u",
+        return kv_diag_set(diag, -KV_EINVAL, "{system_prompt_len} must be at most %u",
                            KV_TRACE_MAX_LEN);
     if (!(c->zipf >= 0.0 && c->zipf <= 10.0))
-        return kv_diag_set(diag, -KV_EINVAL, "--zipf must be between 0 and 10");
+        return kv_diag_set(diag, -KV_EINVAL, "{zipf} must be between 0 and 10");
     if (!(c->turns >= 1.0 && c->turns <= KV_GEN_MAX_TURNS))
-        return kv_diag_set(diag, -KV_EINVAL, "--turns must be between 1 and %g", KV_GEN_MAX_TURNS);
+        return kv_diag_set(diag, -KV_EINVAL, "{turns} must be between 1 and %g", KV_GEN_MAX_TURNS);
     if (!(c->think_time_s >= 0.0 && c->think_time_s <= KV_GEN_MAX_THINK_TIME))
-        return kv_diag_set(diag, -KV_EINVAL, "--think-time must be between 0 and %g s",
+        return kv_diag_set(diag, -KV_EINVAL, "{think_time} must be between 0 and %g s",
                            KV_GEN_MAX_THINK_TIME);
     if (c->message.n_knots > 0 && !c->sessions)
-        return kv_diag_set(diag, -KV_EINVAL, "--message needs --sessions");
+        return kv_diag_set(diag, -KV_EINVAL, "{message} needs {sessions}");
     if (c->adapters > KV_GEN_MAX_ADAPTERS)
-        return kv_diag_set(diag, -KV_EINVAL, "--adapters must be at most %u", KV_GEN_MAX_ADAPTERS);
+        return kv_diag_set(diag, -KV_EINVAL, "{adapters} must be at most %u", KV_GEN_MAX_ADAPTERS);
     if (c->priorities > KV_GEN_MAX_PRIORITIES)
-        return kv_diag_set(diag, -KV_EINVAL, "--priorities must be at most %u",
+        return kv_diag_set(diag, -KV_EINVAL, "{priorities} must be at most %u",
                            KV_GEN_MAX_PRIORITIES);
     if (c->trace_block_size < 1 || c->trace_block_size > KV_TRACE_MAX_LEN)
-        return kv_diag_set(diag, -KV_EINVAL, "--trace-block-size must be between 1 and %u",
+        return kv_diag_set(diag, -KV_EINVAL, "{trace_block_size} must be between 1 and %u",
                            KV_TRACE_MAX_LEN);
     return 0;
 }
@@ -241,7 +241,7 @@ static int advance_clock(gen *g, int64_t *t, double gap_s)
     double ns = floor(gap_s * 1e9 + 0.5);
     if (!(ns < (double)CLOCK_LIMIT_NS) || *t > CLOCK_LIMIT_NS - (int64_t)ns)
         return kv_diag_set(g->diag, -KV_ERANGE,
-                           "arrivals run past %lld s: lower --think-time or raise --rate",
+                           "arrivals run past %lld s: lower {think_time} or raise {rate}",
                            (long long)(CLOCK_LIMIT_NS / 1000000000));
     *t += (int64_t)ns;
     return 0;
@@ -460,6 +460,78 @@ static uint32_t draw_turns(gen *g)
     return 1 + (uint32_t)extra;
 }
 
+/* One conversation starting at `start`: its turns as rows, until the turns drawn, the
+ * context cap or (duration mode) the end of the window. */
+static int add_conversation(gen *g, uint32_t conv, int64_t start, int64_t end_ns, uint64_t cap)
+{
+    const kv_gen_config *c = g->c;
+    identity id;
+    draw_identity(g, &id);
+    uint32_t n_turns = draw_turns(g);
+    size_t off = g->n_ids, first = g->n_rows;
+    int64_t t = start;
+    uint32_t prev_len = 0, prev_out = 0;
+    int rc;
+    for (uint32_t turn = 1; turn <= n_turns; turn++) {
+        uint64_t len;
+        if (turn == 1) {
+            len = kv_lensampler_next(&g->prompt);
+            id.system_extent =
+                id.has_system && c->system_prompt_len < len ? c->system_prompt_len : (uint32_t)len;
+        } else {
+            len = (uint64_t)prev_len + prev_out + kv_lensampler_next(&g->message);
+            if ((rc = advance_clock(g, &t, kv_rng_exponential(&g->think, 1.0) * c->think_time_s)) !=
+                0)
+                return rc;
+            if (len > cap) {
+                g->rows[first].capped = true;
+                break;
+            }
+            if (!c->requests && t >= end_ns)
+                break;
+        }
+        row *r = push_row(g);
+        r->arrival_ns = t;
+        r->prompt_len = (uint32_t)len;
+        r->output_len = kv_lensampler_next(&g->output);
+        r->conv = conv;
+        r->turn = turn;
+        r->adapter = id.adapter;
+        r->priority = id.priority;
+        r->ids_off = off;
+        r->n_ids = assign_ids(g, off, r->prompt_len, prev_len, &id);
+        r->last_id = g->ids[off + r->n_ids - 1];
+        prev_len = r->prompt_len;
+        prev_out = r->output_len;
+    }
+    return 0;
+}
+
+/* The rows sorted by arrival, the first N (requests mode) written. */
+static int write_sessions(gen *g, FILE *out, kv_gen_stats *st)
+{
+    const kv_gen_config *c = g->c;
+    qsort(g->rows, g->n_rows, sizeof *g->rows, cmp_row);
+    size_t n = g->n_rows;
+    if (c->requests && n > c->requests)
+        n = (size_t)c->requests;
+    for (size_t i = 0; i < n; i++) {
+        const row *r = &g->rows[i];
+        int rc = write_row(g, r, out);
+        if (rc != 0)
+            return rc;
+        st->requests++;
+        st->last_arrival_ns = r->arrival_ns;
+        if (r->turn == 1) {
+            st->conversations++;
+            st->capped += r->capped;
+        }
+        if (r->turn > st->max_turns)
+            st->max_turns = r->turn;
+    }
+    return 0;
+}
+
 static int run_sessions(gen *g, FILE *out, kv_gen_stats *st)
 {
     const kv_gen_config *c = g->c;
@@ -489,64 +561,10 @@ static int run_sessions(gen *g, FILE *out, kv_gen_stats *st)
         if (conv == UINT32_MAX || g->n_rows >= KV_GEN_MAX_REQUESTS)
             return kv_diag_set(g->diag, -KV_ERANGE, "more than %llu requests",
                                (unsigned long long)KV_GEN_MAX_REQUESTS);
-        identity id;
-        draw_identity(g, &id);
-        uint32_t n_turns = draw_turns(g);
-        size_t off = g->n_ids, first = g->n_rows;
-        int64_t t = start;
-        uint32_t prev_len = 0, prev_out = 0;
-        for (uint32_t turn = 1; turn <= n_turns; turn++) {
-            uint64_t len;
-            if (turn == 1) {
-                len = kv_lensampler_next(&g->prompt);
-                id.system_extent = id.has_system && c->system_prompt_len < len
-                                       ? c->system_prompt_len
-                                       : (uint32_t)len;
-            } else {
-                len = (uint64_t)prev_len + prev_out + kv_lensampler_next(&g->message);
-                if ((rc = advance_clock(g, &t,
-                                        kv_rng_exponential(&g->think, 1.0) * c->think_time_s)) != 0)
-                    return rc;
-                if (len > cap) {
-                    g->rows[first].capped = true;
-                    break;
-                }
-                if (!c->requests && t >= end_ns)
-                    break;
-            }
-            row *r = push_row(g);
-            r->arrival_ns = t;
-            r->prompt_len = (uint32_t)len;
-            r->output_len = kv_lensampler_next(&g->output);
-            r->conv = conv;
-            r->turn = turn;
-            r->adapter = id.adapter;
-            r->priority = id.priority;
-            r->ids_off = off;
-            r->n_ids = assign_ids(g, off, r->prompt_len, prev_len, &id);
-            r->last_id = g->ids[off + r->n_ids - 1];
-            prev_len = r->prompt_len;
-            prev_out = r->output_len;
-        }
-    }
-    qsort(g->rows, g->n_rows, sizeof *g->rows, cmp_row);
-    size_t n = g->n_rows;
-    if (c->requests && n > c->requests)
-        n = (size_t)c->requests;
-    for (size_t i = 0; i < n; i++) {
-        const row *r = &g->rows[i];
-        if ((rc = write_row(g, r, out)) != 0)
+        if ((rc = add_conversation(g, conv, start, end_ns, cap)) != 0)
             return rc;
-        st->requests++;
-        st->last_arrival_ns = r->arrival_ns;
-        if (r->turn == 1) {
-            st->conversations++;
-            st->capped += r->capped;
-        }
-        if (r->turn > st->max_turns)
-            st->max_turns = r->turn;
     }
-    return 0;
+    return write_sessions(g, out, st);
 }
 
 int kv_gen_write(const kv_gen_config *c, FILE *out, kv_gen_stats *stats, kv_diag *diag)

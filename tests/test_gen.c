@@ -1062,13 +1062,13 @@ Test(gen_lib, validate_names_the_setting)
     kv_gen_config_init(&c);
     kv_diag d = {{0}};
     cr_assert_eq(kv_gen_validate(&c, &d), -KV_EINVAL);
-    cr_assert(strstr(d.msg, "--prompt"));
+    cr_assert(strstr(d.msg, "{prompt}"), "the library names the quantity: %s", d.msg);
     kv_lendist_constant(&c.prompt, 10);
     kv_lendist_constant(&c.output, 10);
     c.rate = 1;
     c.duration_s = 5e9;
     cr_assert_eq(kv_gen_validate(&c, &d), -KV_EINVAL);
-    cr_assert(strstr(d.msg, "--duration"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "{duration}"), "%s", d.msg);
     c.duration_s = 1e9;
     c.rate = 100;
     cr_assert_eq(kv_gen_validate(&c, &d), -KV_EINVAL);
@@ -1078,7 +1078,7 @@ Test(gen_lib, validate_names_the_setting)
     c.requests = 5;
     c.system_prompt_len = 7;
     cr_assert_eq(kv_gen_validate(&c, &d), -KV_EINVAL);
-    cr_assert(strstr(d.msg, "--system-prompt-len needs --system-prompts"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "{system_prompt_len} needs {system_prompts}"), "%s", d.msg);
     c.system_prompt_len = 0;
     cr_assert_eq(kv_gen_validate(&c, &d), 0, "%s", d.msg);
 }

@@ -546,3 +546,63 @@ Test(sched, s6_time_roofline_decode_is_memory_bound)
     double want2 = 0.001 + flops / (1e15 * 0.5);
     cr_assert_eq(kv_timing_step_ns(&t, 8192, pairs, 8192), llround(want2 * 1e9));
 }
+
+/* ---- §6.2 max_seqs caps admissions -------------------------------------------------- */
+
+Test(sched, s6_2_max_seqs_caps_running_requests)
+{
+    /* Two requests at 0 with max_seqs 1: the second is admitted only once the first has
+     * finished (end of step 2), although blocks and budget would allow both. */
+    treq r[] = {{0, 4, 2, 0}, {0, 4, 2, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    c.sched.max_seqs = 1;
+    run(&c);
+    cr_assert_eq(snaps[1].batch_n, 1, "step 1 admits one request");
+    cr_assert_eq(snaps[1].status[1], KV_REQ_WAITING);
+    cr_assert_eq(res.reqs[0].finish_ns, 2000000);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 2000000, "admitted at step 3");
+    cr_assert_eq(res.stats.steps, 4);
+}
+
+/* ---- §6.5 priority victim ties go to the first in running order --------------------- */
+
+Test(sched, s6_5_priority_victim_ties_to_the_first_in_running_order)
+{
+    /* Equal priority and arrival: the victim is max (priority, arrival) with ties to the
+     * first such request in running order — R0 itself when it needs a block at step 4,
+     * so R1 keeps its table and runs alone. */
+    treq r[] = {{0, 6, 10, 0}, {0, 6, 10, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.preempt = KV_PREEMPT_PRIORITY;
+    run(&c);
+    cr_assert_eq(snaps[4].status[0], KV_REQ_WAITING, "the first in running order is the victim");
+    cr_assert_eq(snaps[4].status[1], KV_REQ_RUNNING);
+    kv_block_id b4[] = {3, 4};
+    assert_table(4, 1, b4, 2);
+    cr_assert_eq(res.reqs[0].preemptions, 1);
+    cr_assert_eq(res.reqs[1].preemptions, 0);
+}
+
+/* ---- §6.5 step end frees in scheduling order ----------------------------------------- */
+
+Test(sched, s6_5_step_end_frees_in_scheduling_order)
+{
+    /* Both finish at the end of step 2 with tables [1 hashed, 3 partial] and [2 hashed,
+     * 4 partial].  Freed in scheduling order (R0 then R1), each table tail first: the
+     * partial blocks are prepended (R1's last, so first), the hashed appended (R0's
+     * first). */
+    treq r[] = {{0, 4, 2, 0}, {0, 4, 2, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(8, 4);
+    run(&c);
+    kv_block_id t0[] = {1}, t1[] = {2};
+    assert_table(1, 0, t0, 1);
+    assert_table(1, 1, t1, 1);
+    cr_assert_eq(snaps[2].batch[0], 0);
+    cr_assert_eq(snaps[2].batch[1], 1);
+    cr_assert_eq(snaps[2].status[0], KV_REQ_FINISHED);
+    kv_block_id q[] = {4, 3, 5, 6, 7, 1, 2};
+    assert_queue(2, q, 7);
+}

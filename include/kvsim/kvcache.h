@@ -26,7 +26,8 @@ typedef struct kv_seq kv_seq;     /* opaque; one request's table and chain */
 
 /* A lookup result: the hit blocks (a prefix of the request's chain). */
 typedef struct kv_hits {
-    kv_block_id *blocks;  /* owned by the cache's scratch; valid until the next lookup */
+    kv_block_id *blocks;  /* the cache's scratch: valid until the next lookup or free on the
+                             same cache (both reuse it) */
     uint32_t n;           /* hit blocks; hit tokens = n · b */
     uint32_t n_evictable; /* hits at refcount 0, which leave the free queue when touched */
 } kv_hits;

@@ -1,0 +1,143 @@
+/* report and summary (DESIGN §8): the CSV rows are generated from their column tables
+ * (exact text), and summary.json round-trips through its schema; a missing or ill-typed
+ * field is an error naming it. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "kvsim/report.h"
+#include "kvsim/summary.h"
+
+Test(report, timeseries_header_and_row_follow_the_column_table)
+{
+    kv_buf b = {0};
+    kv_report_timeseries_header(&b);
+    cr_assert_str_eq(b.s, "time_s,step,running,waiting,physical_blocks,logical_blocks,"
+                          "cached_free_blocks,free_blocks,usage,effective_tokens,scheduled_tokens,"
+                          "preemptions,evictions,prefix_hits,prefix_queries,watermark_deferrals,"
+                          "admitted,finished\n");
+    kv_buf_reset(&b);
+    kv_sample s = {.time_ns = 12000000500,
+                   .dt_ns = 7,
+                   .step = 3,
+                   .running = 4,
+                   .waiting = 5,
+                   .physical_blocks = 6,
+                   .logical_blocks = 7,
+                   .cached_free_blocks = 8,
+                   .free_blocks = 9,
+                   .usage = 0.125,
+                   .effective_tokens = 10,
+                   .scheduled_tokens = 11,
+                   .preemptions = 12,
+                   .evictions = 13,
+                   .prefix_hits = 14,
+                   .prefix_queries = 15,
+                   .watermark_deferrals = 16,
+                   .admitted = 17,
+                   .finished = 18};
+    kv_report_timeseries_row(&b, &s);
+    cr_assert_str_eq(b.s, "12.000000500,3,4,5,6,7,8,9,0.125000,10,11,12,13,14,15,16,17,18\n");
+    kv_buf_release(&b);
+}
+
+Test(report, request_rows)
+{
+    kv_buf b = {0};
+    kv_report_requests_header(&b);
+    cr_assert_str_eq(b.s, "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
+                          "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n");
+    kv_buf_reset(&b);
+    kv_request_spec spec = {.arrival_ns = 500000000, .prompt_len = 64, .output_len = 3, .row = 7};
+    kv_req r;
+    kv_req_init(&r, &spec);
+    r.status = KV_REQ_FINISHED;
+    r.first_scheduled_ns = 600000000;
+    r.first_token_ns = 1000000000;
+    r.finish_ns = 2000000000;
+    r.hit_tokens = 32;
+    r.preemptions = 1;
+    kv_report_request_row(&b, &r);
+    cr_assert_str_eq(b.s, "7,0.500000000,0.600000000,1.000000000,2.000000000,64,3,32,1,"
+                          "0.500000000,0.500000000,1.500000000,finished\n");
+    kv_buf_reset(&b);
+    spec.id = "a,\"b\"";
+    kv_req_init(&r, &spec);
+    r.status = KV_REQ_REJECTED;
+    kv_report_request_row(&b, &r);
+    cr_assert_str_eq(b.s, "\"a,\"\"b\"\"\",0.500000000,,,,64,3,0,0,,,,rejected\n",
+                     "an id with a comma or quote is quoted; undefined times are empty");
+    kv_buf_release(&b);
+}
+
+static void fill(kv_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->config.trace = strdup("t.jsonl");
+    s->config.format = strdup("jsonl");
+    s->config.model = strdup("m");
+    s->config.gpu = strdup("g");
+    s->config.kv_dtype = strdup("bf16");
+    s->config.num_blocks_from = strdup("gpu");
+    s->config.free_order = strdup("split");
+    s->config.preempt = strdup("fcfs");
+    s->config.time_model = strdup("fixed:0.010000000");
+    s->config.notes = calloc(1, sizeof *s->config.notes);
+    s->config.notes[0] = strdup("a note");
+    s->config.n_notes = 1;
+    s->config.watermark = 0.01;
+    s->config.rate = 0;  /* → null */
+    s->config.limit = 0; /* → null */
+    s->config.block_size = 16;
+    s->requests.total = 5;
+    s->blocks.mean_physical = 1.5;
+    s->latency_s.ttft.p99 = 0.25;
+    s->livelock_guard_fired = true;
+}
+
+Test(summary, json_round_trip_through_the_schema)
+{
+    kv_summary a, b;
+    kv_diag d;
+    fill(&a);
+    json_t *j = kv_summary_to_json(&a);
+    cr_assert(json_is_null(json_object_get(json_object_get(j, "config"), "rate")));
+    cr_assert(json_is_null(json_object_get(json_object_get(j, "config"), "limit")));
+    cr_assert_eq(kv_summary_from_json(j, "x", &b, &d), 0, "%s", d.msg);
+    json_t *k = kv_summary_to_json(&b);
+    char *sa = json_dumps(j, KV_JSON_FLAGS), *sb = json_dumps(k, KV_JSON_FLAGS);
+    cr_assert_str_eq(sa, sb);
+    cr_assert_str_eq(b.config.notes[0], "a note");
+    cr_assert_eq(b.latency_s.ttft.p99, 0.25);
+    free(sa);
+    free(sb);
+    json_decref(j);
+    json_decref(k);
+    kv_summary_release(&a);
+    kv_summary_release(&b);
+}
+
+Test(summary, the_first_key_order_is_summary_json_order)
+{
+    size_t n;
+    const kv_field *f = kv_summary_fields(&n);
+    cr_assert_str_eq(f[0].path, "config.trace");
+    cr_assert_str_eq(f[n - 1].path, "livelock_guard_fired");
+    cr_assert_not_null(kv_summary_field("latency_s.tpot.p95"));
+    cr_assert_null(kv_summary_field("latency_s.tpot.p42"));
+}
+
+Test(summary, missing_or_ill_typed_fields_are_named)
+{
+    kv_summary a, b;
+    kv_diag d;
+    fill(&a);
+    json_t *j = kv_summary_to_json(&a);
+    json_object_del(json_object_get(j, "blocks"), "peak_logical");
+    cr_assert_eq(kv_summary_from_json(j, "s.json", &b, &d), -KV_EPARSE);
+    cr_assert_str_eq(d.msg, "'s.json' is not a kvsim run summary: no 'blocks.peak_logical'");
+    json_object_set_new(json_object_get(j, "blocks"), "peak_logical", json_string("9"));
+    cr_assert_eq(kv_summary_from_json(j, "s.json", &b, &d), -KV_EPARSE, "a string is no count");
+    cr_assert_str_eq(d.msg, "'s.json' is not a kvsim run summary: no 'blocks.peak_logical'");
+    json_decref(j);
+    kv_summary_release(&a);
+}
