@@ -141,3 +141,62 @@ Test(summary, missing_or_ill_typed_fields_are_named)
     json_decref(j);
     kv_summary_release(&a);
 }
+
+Test(summary, from_run_maps_every_counter)
+{
+    kv_run_result r;
+    memset(&r, 0, sizeof r);
+    kv_req reqs[10];
+    memset(reqs, 0, sizeof reqs); /* none finished: latencies are all zero */
+    r.reqs = reqs;
+    r.n = 10;
+    r.rejected = 2;
+    r.unfinished = 1;
+    r.sim_time_ns = 4000000000;
+    r.stats.steps = 77;
+    r.stats.evictions = 5;
+    r.stats.usable_blocks = 99;
+    r.stats.watermark_blocks = 3;
+    r.stats.prefix =
+        (kv_prefix_stats){.queries = 100, .hits = 40, .preempted_queries = 10, .preempted_hits = 5};
+    r.stats.sched.finished = 7;
+    r.stats.sched.output_tokens = 800;
+    r.stats.sched.preemptions = 4;
+    r.stats.sched.deferrals = 6;
+    r.stats.sched.deferral_steps = 6;
+    r.stats.sched.deferred_requests = 2;
+    r.stats.sched.rejected[KV_REJECT_CAPACITY] = 1;
+    r.stats.sched.rejected[KV_REJECT_BATCH] = 1;
+    kv_summary s;
+    memset(&s, 0, sizeof s);
+    s.config.watermark = 0.05;
+    kv_summary_from_run(&s, &r);
+    cr_assert_eq(s.requests.total, 10);
+    cr_assert_eq(s.requests.finished, 7);
+    cr_assert_eq(s.requests.rejected, 2);
+    cr_assert_eq(s.requests.unfinished, 1);
+    cr_assert_eq(s.rejections.exceeds_capacity, 1);
+    cr_assert_eq(s.rejections.exceeds_watermark, 0);
+    cr_assert_eq(s.rejections.exceeds_batch, 1);
+    cr_assert_eq(s.preemptions, 4);
+    cr_assert_eq(s.evictions, 5);
+    cr_assert_eq(s.prefix.queries, 100, "first admissions only");
+    cr_assert_eq(s.prefix.hits, 40, "first admissions only");
+    cr_assert_float_eq(s.prefix.hit_rate, 0.4, 1e-12);
+    cr_assert_eq(s.prefix.preempted_queries, 10);
+    cr_assert_eq(s.prefix.preempted_hits, 5);
+    cr_assert_eq(s.blocks.num_blocks, 100);
+    cr_assert_eq(s.blocks.usable, 99);
+    cr_assert_eq(s.watermark.watermark, 0.05, "the config's watermark");
+    cr_assert_eq(s.watermark.blocks, 3);
+    cr_assert_eq(s.watermark.deferrals, 6);
+    cr_assert_eq(s.watermark.deferred_requests, 2);
+    cr_assert_float_eq(s.throughput.output_tok_per_s, 200, 1e-9);
+    cr_assert_float_eq(s.throughput.requests_per_s, 1.75, 1e-12);
+    cr_assert_eq(s.steps, 77);
+    cr_assert_eq(s.sim_time_s, 4.0);
+    cr_assert_not(s.livelock_guard_fired);
+    r.stop = -KV_ELIVELOCK;
+    kv_summary_from_run(&s, &r);
+    cr_assert(s.livelock_guard_fired, "a run the guard stopped says so");
+}

@@ -606,3 +606,54 @@ Test(sched, s6_5_step_end_frees_in_scheduling_order)
     kv_block_id q[] = {4, 3, 5, 6, 7, 1, 2};
     assert_queue(2, q, 7);
 }
+
+/* ---- §6.1 an already-scheduled victim's budget serves the requests after it ---------- */
+
+Test(sched, s6_1_victim_budget_serves_later_requests)
+{
+    /* b 4, N 5, budget 4, gate on the chunk.  Step 4: A (priority 1, decoding) is
+     * scheduled first; B needs a block with none free; the victim is A, already
+     * scheduled, so its token of budget comes back and C's prefill chunk is 3 tokens,
+     * not 2 — enough to need a second block (A's freed hashed block 1). */
+    treq r[] = {{0, 4, 6, 1}, {0, 4, 6, 0}, {0, 12, 1, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.max_batched_tokens = 4;
+    c.sched.admit_full_prompt = false;
+    c.sched.preempt = KV_PREEMPT_PRIORITY;
+    run(&c);
+    kv_block_id a3[] = {1, 2}, b3[] = {3}, c3[] = {4};
+    assert_table(3, 0, a3, 2);
+    assert_table(3, 1, b3, 1);
+    assert_table(3, 2, c3, 1);
+    cr_assert_eq(snaps[4].status[0], KV_REQ_WAITING, "A is the victim");
+    cr_assert_eq(snaps[4].batch_n, 2);
+    cr_assert_eq(snaps[4].batch[0], 1);
+    cr_assert_eq(snaps[4].batch[1], 2);
+    cr_assert_eq(snaps[4].batch_tokens, 4, "B's 1 token + C's 3: A's budget came back");
+    kv_block_id b4[] = {3, 2}, c4[] = {4, 1};
+    assert_table(4, 1, b4, 2);
+    assert_table(4, 2, c4, 2);
+}
+
+/* ---- §6.1 a preempted request re-joins at the front of the waiting queue -------------- */
+
+Test(sched, s6_1_preempted_request_rejoins_at_the_front)
+{
+    /* N 5: A and B take 2 blocks each; C waits.  At step 4 A needs a third block and
+     * preempts B (the last).  B goes to the FRONT: it needs 3 blocks and one is free, so
+     * it blocks C — which would fit — until A finishes; both are admitted at step 11,
+     * B first. */
+    treq r[] = {{0, 6, 10, 0}, {0, 6, 10, 0}, {0.5, 4, 1, 0}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(5, 4);
+    run(&c);
+    cr_assert_eq(snaps[4].status[1], KV_REQ_WAITING);
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+    cr_assert_eq(snaps[5].status[2], KV_REQ_WAITING, "C fits but waits behind B");
+    cr_assert_eq(snaps[5].batch_n, 1);
+    cr_assert_eq(snaps[11].batch_n, 2);
+    cr_assert_eq(snaps[11].batch[0], 1, "B, at the front, is admitted first");
+    cr_assert_eq(snaps[11].batch[1], 2);
+    cr_assert_eq(res.reqs[2].first_scheduled_ns, 10000000);
+}
