@@ -167,8 +167,9 @@ static void step_start(engine *e, int64_t now)
         e->res->unfinished += kv_sched_abandon(e->sched);
         return;
     }
-    int64_t dt = kv_timing_step_ns(&e->cfg->timing, e->batch.tokens, e->batch.kv_tokens_read,
-                                   e->batch.kv_tokens_streamed);
+    kv_step_load load = {e->batch.tokens, e->batch.kv_tokens_read, e->batch.kv_tokens_streamed,
+                         e->batch.n};
+    int64_t dt = kv_timing_step(&e->cfg->timing, &load);
     if (dt > INT64_MAX - now) {
         /* The step would end past 2^63 ns (292 years): stop rather than wrap. */
         e->res->clock_overflow = true;

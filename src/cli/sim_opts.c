@@ -196,7 +196,7 @@ json_t *cli_config_json(const cli_sim_opts *o, const cli_setup *setup, const kv_
                         const kv_engine_config *c)
 {
     json_t *j = json_object();
-    char buf[160];
+    char buf[KV_TIMING_DESCRIBE_MAX];
     json_object_set_new(j, "trace", json_string(t->path));
     json_object_set_new(j, "format", json_string(kv_trace_format_name(t->format)));
     json_object_set_new(j, "trace_block_size", json_integer(t->trace_block_size));
