@@ -105,7 +105,7 @@ static int parse_num(const char *s, const char *end, double *out)
 static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const char *spec)
 {
     const char *p = args;
-    while (*p) {
+    for (;;) {
         const char *comma = strchr(p, ',');
         const char *end = comma ? comma : p + strlen(p);
         int len = (int)(end - p);
@@ -156,9 +156,10 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
             *field(t, kk) = v;
         }
         t->given |= 1u << k;
-        p = comma ? comma + 1 : end;
+        if (!comma)
+            return 0;
+        p = comma + 1; /* "roofline:" and a trailing comma leave an empty item: an error */
     }
-    return 0;
 }
 
 int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
