@@ -84,8 +84,9 @@ typedef struct gpu_preset {
  *        kernel on A100-SXM4-80GB reaches 1.80 of 2.04 TB/s (88 %, confirmed by Nsight), and
  *        "the maximum memory bandwidth achieved by any kernel was around 90 %" in a GTC talk.
  * [H100BW] mikamirai.com "GPU Memory Bandwidth: What Your Profiler Isn't Telling You"
- *        (2026-03-28): Nsight Compute on H100 SXM5, coalesced matrix loads 2.8 TB/s (84 % of
- *        3.35), MLP weight loads 2.6 TB/s (78 %) in a TP-8 70B decode.
+ *        (2026-03-28): Nsight Compute on H100 SXM5 in a TP-8 70B decode: MLP weight loads
+ *        2.6 TB/s (78 % of 3.35) — the operation mbu models, so 0.78 — while a synthetic
+ *        coalesced matrix load reaches 2.8 TB/s (84 %).
  * [FD]   Flash-Decoding, Dao, Haziza, Massa, Sizov (PyTorch/Stanford CRFM blog 2023-10-12),
  *        A100, f16, 2 KV heads x 128, batch 1: 65,536 KV tokens (64 MiB) 64.4 us, 131,072
  *        (128 MiB) 106.6 us.  The slope is 1.59 TB/s = 0.78 of 2.039 TB/s; the intercept,
@@ -107,14 +108,14 @@ static const gpu_preset gpus[] = {
      22e-6},
     /* NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity
      * → 989.5 dense, FP8 3,958 with sparsity → 1,979 dense; NVLink 4 900 GB/s.
-     * mfu, mfu_fp8 [MAMF] 794.5/989.5, 1402.6/1979; mbu [H100BW] 0.84; attention [ORT]. */
+     * mfu, mfu_fp8 [MAMF] 794.5/989.5, 1402.6/1979; mbu [H100BW] 0.78; attention [ORT]. */
     {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1402.6 / 1979,
-     0.84, 0.68, 13.5e-6},
+     0.78, 0.68, 13.5e-6},
     /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity
      * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [MAMF] as H100, mfu_fp8 [MAMF]
      * 1453.4/1979.  No measurement of its memory or attention efficiency: the H100's
      * fractions (same Hopper memory system, faster HBM3e). */
-    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1453.4 / 1979, 0.84,
+    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1453.4 / 1979, 0.78,
      0.68, 13.5e-6},
     /* NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, BF16 tensor 362.05 TFLOPS dense
      * (733 with sparsity), FP8 733 dense (1,466 with sparsity); PCIe Gen4 x16, no NVLink.

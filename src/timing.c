@@ -35,6 +35,7 @@
     X(MBU, "mbu", mbu, 0, true, 1)                                                                 \
     X(ATTN, "attn", attn_bw, 0, true, 1)                                                           \
     X(ATTN_LAT, "attn_lat", attn_lat_s, 0, false, 1)                                               \
+    X(LAYER_LAT, "layer_lat", layer_lat_s, 0, false, 1)                                            \
     X(LINK, "link", overhead_s, 0, false, 0)                                                       \
     X(AR_BW, "ar_bw", ar_bw, 0, false, 1e15)                                                       \
     X(AR_LAT, "ar_lat", ar_lat_s, 0, false, 1)                                                     \
@@ -308,7 +309,7 @@ static double roofline(const kv_timing *t, const kv_step_load *ld)
     else
         memory = t->weight_bytes_rank / (t->hbm_bw * t->mbu) + kv / (t->hbm_bw * eff_attn(t));
     if (ld->tokens > 0)
-        memory += t->layers_rank * t->attn_lat_s;
+        memory += t->layers_rank * (t->attn_lat_s + t->layer_lat_s);
     double stage = compute > memory ? compute : memory;
     double act = T * t->hidden * 2.0; /* bf16 activations of the step */
     if (t->tp > 1 && ld->tokens > 0) {

@@ -156,8 +156,8 @@ ParameterizedTestParameters(timing, decode_uses_the_gpu_s_cited_efficiencies)
     static gpu_case cases[] = {
         {"A100-40G", 1555e9, 0.88, 0.78, 22e-6},
         {"A100-80G", 2039e9, 0.88, 0.78, 22e-6},
-        {"H100-SXM", 3.35e12, 0.84, 0.68, 13.5e-6},
-        {"H200", 4.8e12, 0.84, 0.68, 13.5e-6},
+        {"H100-SXM", 3.35e12, 0.78, 0.68, 13.5e-6},
+        {"H200", 4.8e12, 0.78, 0.68, 13.5e-6},
         {"L40S", 864e9, 0.8, 0.8, 0},
         {"MI300X", 5.3e12, 0.8, 0.8, 0},
     };
@@ -276,7 +276,8 @@ static int64_t old_roofline(double overhead, double mfu, double mbu, const kv_mo
     return llround(sec * 1e9);
 }
 
-#define ZEROED "roofline:overhead=0.002,seq_overhead=0,mfu=0.6,mbu=0.8,attn=0.8,attn_lat=0"
+#define ZEROED                                                                                     \
+    "roofline:overhead=0.002,seq_overhead=0,mfu=0.6,mbu=0.8,attn=0.8,attn_lat=0,layer_lat=0"
 
 Test(timing, zeroed_terms_are_the_old_roofline_on_a_grid)
 {
@@ -426,6 +427,7 @@ ParameterizedTestParameters(timing, every_key_round_trips)
         {"roofline:mbu=0.9", "mbu=0.9"},
         {"roofline:attn=0.5", "attn=0.5"},
         {"roofline:attn_lat=1.5e-5", "attn_lat=1.5e-05"},
+        {"roofline:layer_lat=4e-6", "layer_lat=4e-06"},
         {"roofline:link=PCIe5", "link=pcie5"},
         {"roofline:ar_bw=2.5e11", "ar_bw=2.5e+11"},
         {"roofline:ar_lat=1e-5", "ar_lat=1e-05"},
@@ -448,7 +450,7 @@ ParameterizedTest(key_case *c, timing, every_key_round_trips)
     kv_timing u = bound(s1, &m, &g, 4, 2);
     kv_timing_describe(&u, s2, sizeof s2);
     cr_assert_str_eq(s1, s2);
-    cr_assert_eq(u.given, (1u << 12) - 1, "describe gives every key");
+    cr_assert_eq(u.given, (1u << 13) - 1, "describe gives every key");
 }
 
 Test(timing, describe_of_fixed_and_linear_is_unchanged)
@@ -471,8 +473,8 @@ typedef struct bad_case {
 } bad_case;
 
 #define KEYS                                                                                       \
-    "(keys: overhead, seq_overhead, mfu, mfu8, mbu, attn, attn_lat, link, ar_bw, ar_lat, "         \
-    "pp_bw, pp_lat)"
+    "(keys: overhead, seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat, link, ar_bw, "      \
+    "ar_lat, pp_bw, pp_lat)"
 
 ParameterizedTestParameters(timing, bad_roofline_specs)
 {
@@ -538,7 +540,7 @@ Test(timing, cli_echoes_the_resolved_model)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"time_model\": \"roofline:overhead=0.003,seq_overhead=0,"
                             "mfu=0.869230769,mfu8=0.869230769,mbu=0.88,attn=0.78,"
-                            "attn_lat=2.2e-05,link=nvlink3,ar_bw=2e+11,ar_lat=9.85e-06,"
+                            "attn_lat=2.2e-05,layer_lat=0,link=nvlink3,ar_bw=2e+11,ar_lat=9.85e-06,"
                             "pp_bw=2e+11,pp_lat=9.85e-06\""),
               "%s", r.out);
     run_result_free(&r);

@@ -5,7 +5,7 @@
  *         + 4 · L · H_q · d · kv_tokens_read / (TP·PP · peak · mfu)     attention FLOPs
  *     M = W_rank / (hbm · mbu)                                          weights, once
  *         + (kv_tokens_streamed + T) · c_rank / (hbm · attn)            KV read + written
- *         + L_rank · attn_lat                                           per-layer attention cost
+ *         + L_rank · (attn_lat + layer_lat)                             per-layer fixed costs
  *     A = 2 · L_rank · (ar_lat + 2·(TP−1)/TP · T · h · 2 B / ar_bw)     two all-reduces a layer
  *     X = (PP − 1) · (pp_lat + T · h · 2 B / pp_bw)                      stage-to-stage activations
  *   linear     A + B · tokens + C · kv_tokens_read   (seconds; fit from measurements)
@@ -35,12 +35,12 @@
  *
  * Free parameters of the roofline (one flat list; kv_timing_describe prints them all, and
  * its text parses back to the same model): overhead, seq_overhead, mfu, mfu8, mbu, attn,
- * attn_lat, link, ar_bw, ar_lat, pp_bw, pp_lat.  A key the spec leaves out takes the GPU
+ * attn_lat, layer_lat, link, ar_bw, ar_lat, pp_bw, pp_lat.  A key the spec leaves out takes the GPU
  * preset's value at kv_timing_bind (src/presets.c cites each); link=K takes that
  * interconnect's ar_bw, ar_lat (and pp_bw, pp_lat) unless those are given too.  A
  * calibrator fits any subset by passing the rest through.  With attn = mbu, attn_lat = 0,
- * seq_overhead = 0, TP = PP = 1 and a model of unknown vocabulary the roofline is exactly
- * the pre-2026-09 overhead + max(flops / (peak·mfu), bytes / (hbm·mbu)).
+ * layer_lat = 0, seq_overhead = 0, TP = PP = 1 and a model of unknown vocabulary the roofline is
+ * exactly the pre-2026-09 overhead + max(flops / (peak·mfu), bytes / (hbm·mbu)).
  *
  * Results are integer nanoseconds (fixed:DT ≥ 1; the others may round to 0 for an empty
  * step).  Absolute times are estimates; block counts are exact for the given time model.
@@ -69,6 +69,9 @@ typedef struct kv_timing {
     double mbu;            /* [mbu] achieved fraction of HBM bandwidth streaming weights */
     double attn_bw;        /* [attn] the same for attention's KV reads; 0 = mbu */
     double attn_lat_s;     /* [attn_lat] fixed attention cost per layer and step, ≥ 0 */
+    double layer_lat_s;    /* [layer_lat] fixed cost of a layer's other small kernels (norms,
+                              rotary, activation) per step, ≥ 0; 0 by default: no cited
+                              measurement, a calibration target */
     kv_link link;          /* [link] interconnect whose figures seed ar_* and pp_* */
     double ar_bw;          /* [ar_bw] all-reduce bus bandwidth, bytes/s; 0 = not charged */
     double ar_lat_s;       /* [ar_lat] latency of one all-reduce, s */
