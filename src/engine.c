@@ -146,8 +146,9 @@ static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
                            "livelock guard fired at step %llu: a step scheduled nothing and "
                            "preempted nothing while work waited",
                            (unsigned long long)e->steps);
-    int64_t dt = kv_timing_step_ns(&e->cfg.timing, e->batch.tokens, e->batch.kv_tokens_read,
-                                   e->batch.kv_tokens_streamed);
+    kv_step_load load = {e->batch.tokens, e->batch.kv_tokens_read, e->batch.kv_tokens_streamed,
+                         e->batch.n};
+    int64_t dt = kv_timing_step(&e->cfg.timing, &load);
     if (dt > INT64_MAX - now) /* the step would end past 2^63 ns (292 years) */
         return kv_diag_set(diag, -KV_ERANGE,
                            "the simulated clock passed 2^63 ns (292 years) at step %llu: "

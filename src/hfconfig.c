@@ -212,6 +212,7 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
 
     m.L = L, m.H = H, m.Hkv = Hkv, m.d = d, m.h = h, m.V = V;
     m.tied = get_bool(r->obj, "tie_word_embeddings", get_bool(root, "tie_word_embeddings", false));
+    out->tied_embeddings = m.tied; /* the step-time model streams the table once, not twice */
     m.bias = get_bool(r->obj, "attention_bias", false) || (type && strncmp(type, "qwen2", 5) == 0);
     if (!has_ie)
         m.Ie = m.I;

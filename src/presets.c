@@ -11,7 +11,8 @@
  * they are stored as GiB; drivers reserve a little (an H100-SXM shows 81559 MiB), which is
  * one reason --num-blocks exists.  Bandwidth is decimal (TB/s = 10^12 B/s).  FLOP/s are
  * dense BF16 tensor-core peaks: NVIDIA datasheets print the 2:4-sparsity figure with an
- * asterisk, and the dense figure is half of it.
+ * asterisk, and the dense figure is half of it.  Each GPU also carries the achieved
+ * fractions of those peaks and its GPU-to-GPU link, from cited microbenchmarks (below).
  *
  * Lookup is case-insensitive; the preset's canonical spelling is what lands in kv_model.name
  * (it seeds the block hashes, DESIGN §3), so "LLAMA-3-8B" and "llama-3-8b" hash alike.
@@ -65,27 +66,129 @@ typedef struct gpu_preset {
     double mem_gib;    /* datasheet capacity, GiB (see above) */
     double hbm_bw;     /* bytes/s, decimal */
     double peak_flops; /* dense BF16 FLOP/s */
+    double fp8_flops;  /* dense FP8 FLOP/s, 0 = no FP8 tensor cores */
+    kv_link link;
+    double mfu, mfu_fp8, mbu, attn_bw, attn_lat; /* kv_gpu, with the sources below */
 } gpu_preset;
 
+/* Achieved fractions, and where each comes from.  They are microbenchmark and datasheet
+ * figures, never fitted to the serving results in tests/data/published/ (docs/accuracy.md
+ * replays those as a test of prediction).
+ *
+ * [MAMF] Maximum Achievable Matmul FLOPS, stas00/ml-engineering
+ *        compute/accelerator/README.md @744d01e (2026-08): best BF16 / FP8 torch.matmul over
+ *        a shape search, mean of 100 iterations.  A100 SXM 271.2 TFLOPS BF16; H100 SXM 794.5
+ *        BF16, 1402.6 FP8 ("H200 is the same" for BF16); H200 SXM 1453.4 FP8; MI300X 668.4
+ *        BF16 (ROCm 6.3, tunable ops on).  Not measured there: L40S, MI300X FP8.
+ * [A100BW] NVIDIA developer forum, "Trouble to reach peak bandwidth of A100" (2025): a read
+ *        kernel on A100-SXM4-80GB reaches 1.80 of 2.04 TB/s (88 %, confirmed by Nsight), and
+ *        "the maximum memory bandwidth achieved by any kernel was around 90 %" in a GTC talk.
+ * [H100BW] mikamirai.com "GPU Memory Bandwidth: What Your Profiler Isn't Telling You"
+ *        (2026-03-28): Nsight Compute on H100 SXM5 in a TP-8 70B decode: MLP weight loads
+ *        2.6 TB/s (78 % of 3.35) — the operation mbu models, so 0.78 — while a synthetic
+ *        coalesced matrix load reaches 2.8 TB/s (84 %).
+ * [FD]   Flash-Decoding, Dao, Haziza, Massa, Sizov (PyTorch/Stanford CRFM blog 2023-10-12),
+ *        A100, f16, 2 KV heads x 128, batch 1: 65,536 KV tokens (64 MiB) 64.4 us, 131,072
+ *        (128 MiB) 106.6 us.  The slope is 1.59 TB/s = 0.78 of 2.039 TB/s; the intercept,
+ *        22 us, is the fixed cost of one attention call (both kernels of split-KV).
+ * [ORT]  microsoft/onnxruntime PR #21414 (2024-08-29), FlashAttention-2 paged batch decode on
+ *        H100 SXM, 64 sequences, 64/8 heads x 128, page 256, nvbench GPU time: 33 MiB read
+ *        28.8 us, 65 MiB 43.6 us.  Slope 2.27 TB/s = 0.68 of 3.35 TB/s; intercept 13.5 us.
+ * Rows marked "no measurement" keep kvsim's earlier generic values (mfu 0.6, mbu 0.8,
+ * attention = mbu with no fixed cost); docs/accuracy.md lists them. */
 static const gpu_preset gpus[] = {
     /* NVIDIA A100 datasheet (SXM4 40GB): 40 GB HBM2, 1,555 GB/s, BF16 312 TFLOPS dense
-     * (624 with sparsity). */
-    {"A100-40G", 40, 1555e9, 312e12},
-    /* NVIDIA A100 datasheet (SXM4 80GB): 80 GB HBM2e, 2,039 GB/s, BF16 312 TFLOPS dense. */
-    {"A100-80G", 80, 2039e9, 312e12},
+     * (624 with sparsity); no FP8; NVLink 3 600 GB/s (both directions) through NVSwitch.
+     * mfu [MAMF] 271.2/312; mbu [A100BW] 0.88; attention [FD]. */
+    {"A100-40G", 40, 1555e9, 312e12, 0, KV_LINK_NVLINK3, 271.2 / 312, 271.2 / 312, 0.88, 0.78,
+     22e-6},
+    /* NVIDIA A100 datasheet (SXM4 80GB): 80 GB HBM2e, 2,039 GB/s, BF16 312 TFLOPS dense.
+     * Same sources as the 40 GB part. */
+    {"A100-80G", 80, 2039e9, 312e12, 0, KV_LINK_NVLINK3, 271.2 / 312, 271.2 / 312, 0.88, 0.78,
+     22e-6},
     /* NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity
-     * → 989.5 dense. */
-    {"H100-SXM", 80, 3.35e12, 989.5e12},
+     * → 989.5 dense, FP8 3,958 with sparsity → 1,979 dense; NVLink 4 900 GB/s.
+     * mfu, mfu_fp8 [MAMF] 794.5/989.5, 1402.6/1979; mbu [H100BW] 0.78; attention [ORT]. */
+    {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1402.6 / 1979,
+     0.78, 0.68, 13.5e-6},
     /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity
-     * → 989.5 dense. */
-    {"H200", 141, 4.8e12, 989.5e12},
-    /* NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, BF16 tensor 362.05 TFLOPS
-     * dense (733 with sparsity). */
-    {"L40S", 48, 864e9, 362.05e12},
+     * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [MAMF] as H100, mfu_fp8 [MAMF]
+     * 1453.4/1979.  No measurement of its memory or attention efficiency: the H100's
+     * fractions (same Hopper memory system, faster HBM3e). */
+    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1453.4 / 1979, 0.78,
+     0.68, 13.5e-6},
+    /* NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, BF16 tensor 362.05 TFLOPS dense
+     * (733 with sparsity), FP8 733 dense (1,466 with sparsity); PCIe Gen4 x16, no NVLink.
+     * No measurement of any efficiency. */
+    {"L40S", 48, 864e9, 362.05e12, 733e12, KV_LINK_PCIE4, 0.6, 0.6, 0.8, 0.8, 0},
     /* AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s peak bandwidth, BF16 1,307.4
-     * TFLOPS dense (2,614.9 with sparsity). */
-    {"MI300X", 192, 5.3e12, 1307.4e12},
+     * TFLOPS dense (2,614.9 with sparsity), FP8 2,614.9 dense; 7 Infinity Fabric links, one
+     * per peer in an 8-GPU platform.  mfu [MAMF] 668.4/1307.4; no FP8, memory or attention
+     * measurement. */
+    {"MI300X", 192, 5.3e12, 1307.4e12, 2614.9e12, KV_LINK_XGMI3, 668.4 / 1307.4, 668.4 / 1307.4,
+     0.8, 0.8, 0},
 };
+
+/* All-reduce figures of each link: bus bandwidth (nccl-tests busbw, bytes/s) and latency
+ * (s per all-reduce).
+ * NVLINK3  NVIDIA/nccl-tests #149 (2023-06): 8x A100-SXM4-80GB, NCCL 2.18, all_reduce busbw
+ *          "~200 GB/s"; NVIDIA/nccl-tests #331: 8-byte all_reduce over A100 NVLink 3, 9.85 us.
+ * NVLINK4  NVIDIA/nccl-tests #212 (2024-05, NVIDIA's sjeaugey): 450 GB/s line rate, "NCCL can
+ *          get an effective NVLink bandwidth of 370GB/s" for a ring; vllm-project/vllm PR
+ *          #24532 (2025-09), vLLM's benchmark_device_communicators on 4x H100: best 0.5 MiB
+ *          all-reduce 10 us, so 10 − 1.5 · 0.52 MB / 370 GB/s ≈ 8 us of latency.
+ * PCIE4/5  line rate 32 / 64 GB/s per direction (PCIe Gen4 / Gen5 x16) less the ~20 %
+ *          protocol overhead NVIDIA quotes for NVLink (#212): an assumption, no measurement;
+ *          latency NVIDIA/nccl #1530 (2024-11): 8-byte all_reduce over PCIe, 8 GPUs, 42 us.
+ * XGMI3    ROCm/rccl #1210 (2024-07, AMD's gilbertlee): MI300X xGMI "max theoretical
+ *          per-direction bandwidth ... is 48GB/s" per link after protocol and ECC; one link
+ *          per peer, so a group of tp ranks has (tp − 1) · 48 GB/s (ROCm/rccl PR #1270: fewer
+ *          than 8 GPUs use a fraction of the links).  Latency: no measurement; NVLink 4's. */
+typedef struct link_preset {
+    const char *name;
+    double bw;     /* bus bandwidth, bytes/s (per peer link for XGMI3) */
+    double lat;    /* s per all-reduce */
+    bool per_peer; /* bandwidth scales with tp − 1 */
+} link_preset;
+
+static const link_preset links[] = {
+    [KV_LINK_NONE] = {"none", 0, 0, false},
+    [KV_LINK_NVLINK3] = {"nvlink3", 200e9, 9.85e-6, false},
+    [KV_LINK_NVLINK4] = {"nvlink4", 370e9, 8e-6, false},
+    [KV_LINK_PCIE4] = {"pcie4", 0.8 * 32e9, 42e-6, false},
+    [KV_LINK_PCIE5] = {"pcie5", 0.8 * 64e9, 42e-6, false},
+    [KV_LINK_XGMI3] = {"xgmi3", 48e9, 8e-6, true},
+};
+
+#define N_LINKS (sizeof links / sizeof links[0])
+
+int kv_link_parse(const char *s, kv_link *out)
+{
+    for (size_t i = 0; i < N_LINKS; i++) {
+        if (strcasecmp(s, links[i].name) == 0) {
+            *out = (kv_link)i;
+            return 0;
+        }
+    }
+    return -KV_EINVAL;
+}
+
+const char *kv_link_name(kv_link l)
+{
+    return (size_t)l < N_LINKS ? links[l].name : "?";
+}
+
+const char *kv_link_names(void)
+{
+    return "none, nvlink3, nvlink4, pcie4, pcie5, xgmi3";
+}
+
+void kv_link_allreduce(kv_link l, uint32_t tp, double *bw, double *lat)
+{
+    const link_preset *p = &links[(size_t)l < N_LINKS ? l : KV_LINK_NONE];
+    *bw = p->per_peer ? p->bw * (tp > 1 ? tp - 1 : 1) : p->bw;
+    *lat = p->lat;
+}
 
 #define N_MODELS (sizeof models / sizeof models[0])
 #define N_GPUS   (sizeof gpus / sizeof gpus[0])
@@ -136,6 +239,13 @@ int kv_gpu_preset(const char *name, kv_gpu *out, kv_diag *diag)
         out->mem_bytes = (uint64_t)(p->mem_gib * GIB);
         out->hbm_bw = p->hbm_bw;
         out->peak_flops = p->peak_flops;
+        out->fp8_flops = p->fp8_flops;
+        out->link = p->link;
+        out->mfu = p->mfu;
+        out->mfu_fp8 = p->mfu_fp8;
+        out->mbu = p->mbu;
+        out->attn_bw = p->attn_bw;
+        out->attn_lat = p->attn_lat;
         return 0;
     }
     return kv_diag_set(diag, -KV_ENOENT, "unknown GPU preset '%s' (known: %s)", name,

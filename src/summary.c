@@ -140,7 +140,7 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
                            const kv_trace *t, const kv_engine_config *ec)
 {
     kv_summary_config *c = &s->config;
-    char buf[160];
+    char buf[KV_TIMING_DESCRIBE_MAX];
     c->trace = kv_xstrdup(t->path);
     c->format = kv_xstrdup(kv_trace_format_name(t->format));
     c->trace_block_size = t->trace_block_size;

@@ -4,14 +4,88 @@
  * same inputs give the same clock on every machine.  No clamp: a step may take 0 ns
  * (linear:0,… on a step that schedules nothing); the engine's order stays well defined by
  * sequence numbers, and every step makes progress (tokens or a preemption).
+ *
+ * The roofline's free parameters live in one table (keys[] below) that drives the parser,
+ * the "given" bits, kv_timing_bind's defaults and kv_timing_describe, so the spec a run
+ * echoes is the spec that reproduces it.  Parsing is two-phase: every KEY=VALUE is checked
+ * and recorded, then kv_timing_bind fills the keys left out from the GPU preset (src/
+ * presets.c, where each figure is cited) — the parser never needs to know the GPU.
+ *
+ * Out of scope (docs/accuracy.md says so): the API server in front of the engine, overlap of
+ * communication with compute, several PP micro-batches in flight, expert parallelism.
  */
 #include "kvsim/timing.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the roofline parameter table ---------------------------------------------------- */
+
+/* id, name, field, lower bound, bound open, upper bound.  Order = describe's order.  link is
+ * the one non-numeric key (its field column is unused). */
+#define ROOFLINE_KEYS(X)                                                                           \
+    X(OVERHEAD, "overhead", overhead_s, 0, false, 3600)                                            \
+    X(SEQ, "seq_overhead", seq_overhead_s, 0, false, 1)                                            \
+    X(MFU, "mfu", mfu, 0, true, 1)                                                                 \
+    X(MFU8, "mfu8", mfu_fp8, 0, true, 1)                                                           \
+    X(MBU, "mbu", mbu, 0, true, 1)                                                                 \
+    X(ATTN, "attn", attn_bw, 0, true, 1)                                                           \
+    X(ATTN_LAT, "attn_lat", attn_lat_s, 0, false, 1)                                               \
+    X(LAYER_LAT, "layer_lat", layer_lat_s, 0, false, 1)                                            \
+    X(LINK, "link", overhead_s, 0, false, 0)                                                       \
+    X(AR_BW, "ar_bw", ar_bw, 0, false, 1e15)                                                       \
+    X(AR_LAT, "ar_lat", ar_lat_s, 0, false, 1)                                                     \
+    X(PP_BW, "pp_bw", pp_bw, 0, false, 1e15)                                                       \
+    X(PP_LAT, "pp_lat", pp_lat_s, 0, false, 1)
+
+#define AS_ENUM(id, name, fld, lo, open, hi) K_##id,
+enum { ROOFLINE_KEYS(AS_ENUM) N_KEYS };
+#undef AS_ENUM
+
+typedef struct key {
+    const char *name;
+    size_t off;   /* offset of the double in kv_timing (unused for link) */
+    double lo;    /* lower bound */
+    bool lo_open; /* value must exceed lo */
+    double hi;    /* upper bound, inclusive */
+} key;
+
+#define AS_KEY(id, name, fld, lo, open, hi) {name, offsetof(kv_timing, fld), lo, open, hi},
+static const key keys[N_KEYS] = {ROOFLINE_KEYS(AS_KEY)};
+#undef AS_KEY
+
+/* "overhead, seq_overhead, …, pp_lat, " — printed without its last two characters. */
+#define AS_NAME(id, name, fld, lo, open, hi) name ", "
+static const char key_names[] = ROOFLINE_KEYS(AS_NAME);
+#undef AS_NAME
+#define KEY_NAMES_LEN ((int)sizeof key_names - 3)
+
+static double *field(kv_timing *t, const key *k)
+{
+    return (double *)((char *)t + k->off);
+}
+
+static bool given(const kv_timing *t, int k)
+{
+    return (t->given >> k) & 1u;
+}
+
+/* Effective values of the parameters whose 0 means "as another one". */
+static double eff_mfu8(const kv_timing *t)
+{
+    return t->mfu_fp8 > 0 ? t->mfu_fp8 : t->mfu;
+}
+
+static double eff_attn(const kv_timing *t)
+{
+    return t->attn_bw > 0 ? t->attn_bw : t->mbu;
+}
+
+/* ---- parsing -------------------------------------------------------------------------- */
 
 static int parse_num(const char *s, const char *end, double *out)
 {
@@ -32,37 +106,67 @@ static int parse_num(const char *s, const char *end, double *out)
 static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const char *spec)
 {
     const char *p = args;
-    while (*p) {
+    for (;;) {
         const char *comma = strchr(p, ',');
         const char *end = comma ? comma : p + strlen(p);
+        int len = (int)(end - p);
         const char *eq = memchr(p, '=', (size_t)(end - p));
-        double v;
-        if (!eq || parse_num(eq + 1, end, &v) != 0)
+        if (!eq)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': expected key=value with a non-negative "
-                               "number (keys: overhead, mfu, mbu)",
-                               spec);
+                               "--time-model '%s': expected KEY=VALUE, got '%.*s' (keys: %.*s)",
+                               spec, len, p, KEY_NAMES_LEN, key_names);
         size_t klen = (size_t)(eq - p);
-        if (klen == 8 && strncmp(p, "overhead", 8) == 0) {
-            t->overhead_s = v;
-        } else if (klen == 3 && strncmp(p, "mfu", 3) == 0 && v > 0 && v <= 1) {
-            t->mfu = v;
-        } else if (klen == 3 && strncmp(p, "mbu", 3) == 0 && v > 0 && v <= 1) {
-            t->mbu = v;
-        } else {
+        size_t k = 0;
+        while (k < N_KEYS && !(strlen(keys[k].name) == klen && strncmp(p, keys[k].name, klen) == 0))
+            k++;
+        if (k == N_KEYS)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': unknown key or value out of range in "
-                               "'%.*s' (overhead ≥ 0 s, 0 < mfu ≤ 1, 0 < mbu ≤ 1)",
-                               spec, (int)(end - p), p);
+                               "--time-model '%s': unknown key '%.*s' (keys: %.*s)", spec,
+                               (int)klen, p, KEY_NAMES_LEN, key_names);
+        if (given(t, (int)k))
+            return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': '%s' given twice", spec,
+                               keys[k].name);
+        const char *val = eq + 1;
+        int vlen = (int)(end - val);
+        if (k == K_LINK) {
+            char name[32];
+            kv_link l;
+            if (vlen <= 0 || vlen >= (int)sizeof name)
+                return kv_diag_set(diag, -KV_EINVAL,
+                                   "--time-model '%s': unknown interconnect '%.*s' (known: %s)",
+                                   spec, vlen, val, kv_link_names());
+            memcpy(name, val, (size_t)vlen);
+            name[vlen] = '\0';
+            if (kv_link_parse(name, &l) != 0)
+                return kv_diag_set(diag, -KV_EINVAL,
+                                   "--time-model '%s': unknown interconnect '%s' (known: %s)", spec,
+                                   name, kv_link_names());
+            t->link = l;
+        } else {
+            double v;
+            if (parse_num(val, end, &v) != 0)
+                return kv_diag_set(diag, -KV_EINVAL,
+                                   "--time-model '%s': '%s' needs a non-negative number, got "
+                                   "'%.*s'",
+                                   spec, keys[k].name, vlen, val);
+            const key *kk = &keys[k];
+            if ((kk->lo_open ? !(v > kk->lo) : !(v >= kk->lo)) || !(v <= kk->hi))
+                return kv_diag_set(diag, -KV_EINVAL,
+                                   "--time-model '%s': '%s' must be in %c%g, %g], got %g", spec,
+                                   kk->name, kk->lo_open ? '(' : '[', kk->lo, kk->hi, v);
+            *field(t, kk) = v;
         }
-        p = comma ? comma + 1 : end;
+        t->given |= 1u << k;
+        if (!comma)
+            return 0;
+        p = comma + 1; /* "roofline:" and a trailing comma leave an empty item: an error */
     }
-    return 0;
 }
 
 int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
 {
     memset(t, 0, sizeof *t);
+    /* GPU-less values; kv_timing_bind replaces every key the spec leaves out. */
     t->overhead_s = KV_ROOFLINE_OVERHEAD_S;
     t->mfu = KV_ROOFLINE_MFU;
     t->mbu = KV_ROOFLINE_MBU;
@@ -119,45 +223,118 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         return 0;
     }
     return kv_diag_set(diag, -KV_EINVAL,
-                       "--time-model '%s': expected roofline[:overhead=S,mfu=F,mbu=F], "
-                       "linear:A,B,C or fixed:DT",
+                       "--time-model '%s': expected roofline[:KEY=VALUE,...], linear:A,B,C or "
+                       "fixed:DT",
                        spec);
 }
 
+/* ---- binding -------------------------------------------------------------------------- */
+
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s)
 {
-    t->peak_flops = g->peak_flops;
-    t->hbm_bw = g->hbm_bw;
-    t->active_params = (double)(m->active_params ? m->active_params : m->num_params);
-    t->attn_flops_per_pair = 4.0 * m->num_layers * (double)m->num_heads * m->head_dim;
-    t->weight_bytes_rank = (double)s->weight_bytes_rank;
-    t->kv_bytes_rank = s->bytes_per_token_rank;
     t->tp = s->tp;
     t->pp = s->pp;
+    t->layers_rank = s->layers_per_rank;
+    t->hidden = m->hidden_size;
+    t->peak_flops = g->peak_flops;
+    t->hbm_bw = g->hbm_bw;
+    /* The GPU's figures for every key the spec left out. */
+    if (!given(t, K_MFU))
+        t->mfu = g->mfu;
+    if (!given(t, K_MFU8))
+        t->mfu_fp8 = g->mfu_fp8;
+    if (!given(t, K_MBU))
+        t->mbu = g->mbu;
+    if (!given(t, K_ATTN))
+        t->attn_bw = g->attn_bw;
+    if (!given(t, K_ATTN_LAT))
+        t->attn_lat_s = g->attn_lat;
+    if (!given(t, K_LINK))
+        t->link = g->link;
+    double bw, lat;
+    kv_link_allreduce(t->link, s->tp, &bw, &lat);
+    if (!given(t, K_AR_BW))
+        t->ar_bw = bw;
+    if (!given(t, K_AR_LAT))
+        t->ar_lat_s = lat;
+    /* A stage hand-off is one point-to-point copy over the same link. */
+    kv_link_allreduce(t->link, 2, &bw, &lat);
+    if (!given(t, K_PP_BW))
+        t->pp_bw = bw;
+    if (!given(t, K_PP_LAT))
+        t->pp_lat_s = lat;
+    /* 1-byte weights (FP8 or INT8 checkpoints) run their GEMMs on the FP8/INT8 tensor cores
+     * where the GPU has them; 4-bit weights are dequantised to bf16 (W4A16). */
+    bool fp8 = m->weight_bytes == 1.0 && g->fp8_flops > 0;
+    t->gemm_peak = fp8 ? g->fp8_flops : 0;
+
+    double active = (double)(m->active_params ? m->active_params : m->num_params);
+    double weights = (double)s->weight_bytes_rank;
+    double vh = (double)m->vocab_size * m->hidden_size;
+    if (vh > 0 && active > (m->tied_embeddings ? 1 : 2) * vh) {
+        /* The embedding table is looked up (T rows), not multiplied or streamed; the LM
+         * head runs once per scheduled request.  A tied table is the LM head. */
+        t->active_params = active - (m->tied_embeddings ? 1 : 2) * vh;
+        t->head_params = vh;
+        if (!m->tied_embeddings)
+            weights -= vh * m->weight_bytes / ((double)s->tp * s->pp);
+    } else {
+        t->active_params = active;
+        t->head_params = 0;
+    }
+    t->weight_bytes_rank = weights;
+    t->attn_flops_per_pair = 4.0 * m->num_layers * (double)m->num_heads * m->head_dim;
+    t->kv_bytes_rank = s->bytes_per_token_rank;
 }
 
-int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_tokens_read,
-                          uint64_t kv_tokens_streamed)
+/* ---- step time ------------------------------------------------------------------------ */
+
+static double roofline(const kv_timing *t, const kv_step_load *ld)
+{
+    double T = (double)ld->tokens, N = (double)ld->num_seqs;
+    double ranks = (double)t->tp * t->pp;
+    double gpeak = t->gemm_peak > 0 ? t->gemm_peak : t->peak_flops;
+    double gmfu = t->gemm_peak > 0 ? eff_mfu8(t) : t->mfu;
+    double gemm = 2.0 * t->active_params * T + 2.0 * t->head_params * N;
+    double attn = t->attn_flops_per_pair * (double)ld->kv_tokens_read;
+    double compute;
+    if (gpeak == t->peak_flops && gmfu == t->mfu)
+        compute = (gemm + attn) / (ranks * t->peak_flops * t->mfu); /* one rounding, as before */
+    else
+        compute = gemm / (ranks * gpeak * gmfu) + attn / (ranks * t->peak_flops * t->mfu);
+    double kv = ((double)ld->kv_tokens_streamed + T) * t->kv_bytes_rank;
+    double memory;
+    if (eff_attn(t) == t->mbu)
+        memory = (t->weight_bytes_rank + kv) / (t->hbm_bw * t->mbu);
+    else
+        memory = t->weight_bytes_rank / (t->hbm_bw * t->mbu) + kv / (t->hbm_bw * eff_attn(t));
+    if (ld->tokens > 0)
+        memory += t->layers_rank * (t->attn_lat_s + t->layer_lat_s);
+    double stage = compute > memory ? compute : memory;
+    double act = T * t->hidden * 2.0; /* bf16 activations of the step */
+    if (t->tp > 1 && ld->tokens > 0) {
+        double wire = t->ar_bw > 0 ? 2.0 * (t->tp - 1) / t->tp * act / t->ar_bw : 0;
+        stage += 2.0 * t->layers_rank * (t->ar_lat_s + wire);
+    }
+    double sec = t->overhead_s + t->seq_overhead_s * N + t->pp * stage;
+    if (t->pp > 1 && ld->tokens > 0)
+        sec += (t->pp - 1) * (t->pp_lat_s + (t->pp_bw > 0 ? act / t->pp_bw : 0));
+    return sec;
+}
+
+int64_t kv_timing_step(const kv_timing *t, const kv_step_load *ld)
 {
     double sec;
     switch (t->kind) {
     case KV_TIME_FIXED:
         return t->fixed_ns;
     case KV_TIME_LINEAR:
-        sec = t->a + t->b * (double)tokens + t->c * (double)kv_tokens_read;
+        sec = t->a + t->b * (double)ld->tokens + t->c * (double)ld->kv_tokens_read;
         break;
     case KV_TIME_ROOFLINE:
-    default: {
-        double flops = 2.0 * t->active_params * (double)tokens +
-                       t->attn_flops_per_pair * (double)kv_tokens_read;
-        double ranks = (double)t->tp * t->pp;
-        double compute = flops / (ranks * t->peak_flops * t->mfu);
-        double bytes =
-            t->weight_bytes_rank + ((double)kv_tokens_streamed + (double)tokens) * t->kv_bytes_rank;
-        double memory = bytes / (t->hbm_bw * t->mbu);
-        sec = t->overhead_s + t->pp * (compute > memory ? compute : memory);
+    default:
+        sec = roofline(t, ld);
         break;
-    }
     }
     /* A step too long for 64-bit nanoseconds saturates; the engine reports the clock
      * overflow rather than wrapping. */
@@ -168,16 +345,42 @@ int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_token
     return r < 0 ? 0 : r;
 }
 
+int64_t kv_timing_step_ns(const kv_timing *t, uint64_t tokens, uint64_t kv_tokens_read,
+                          uint64_t kv_tokens_streamed)
+{
+    kv_step_load ld = {tokens, kv_tokens_read, kv_tokens_streamed,
+                       tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)tokens};
+    return kv_timing_step(t, &ld);
+}
+
+/* ---- describe ------------------------------------------------------------------------- */
+
 void kv_timing_describe(const kv_timing *t, char *buf, size_t n)
 {
     switch (t->kind) {
     case KV_TIME_FIXED:
         snprintf(buf, n, "fixed:%.9f", (double)t->fixed_ns / 1e9);
-        break;
+        return;
     case KV_TIME_LINEAR:
         snprintf(buf, n, "linear:%.9g,%.9g,%.9g", t->a, t->b, t->c);
-        break;
+        return;
     default:
-        snprintf(buf, n, "roofline:overhead=%.9g,mfu=%.9g,mbu=%.9g", t->overhead_s, t->mfu, t->mbu);
+        break;
+    }
+    size_t used = (size_t)snprintf(buf, n, "roofline");
+    for (size_t k = 0; k < N_KEYS; k++) {
+        char item[64];
+        if (k == K_LINK) {
+            snprintf(item, sizeof item, "link=%s", kv_link_name(t->link));
+        } else {
+            double v = *field((kv_timing *)t, &keys[k]);
+            if (k == K_MFU8)
+                v = eff_mfu8(t);
+            else if (k == K_ATTN)
+                v = eff_attn(t);
+            snprintf(item, sizeof item, "%s=%.9g", keys[k].name, v);
+        }
+        if (used < n)
+            used += (size_t)snprintf(buf + used, n - used, "%c%s", k == 0 ? ':' : ',', item);
     }
 }

@@ -42,16 +42,51 @@ typedef struct kv_model {
                                 0 = unknown (a config.json without intermediate/vocab size) */
     uint64_t active_params;  /* parameters touched per token (≠ num_params for MoE) */
     kv_dtype kv_dtype;       /* KV cache element type (default: the model's, bf16) */
-    double weight_bytes;     /* bytes per weight element, 2 for bf16 */
+    double weight_bytes;     /* bytes per weight element, 2 for bf16; 1 for fp8/int8 checkpoints
+                                (their GEMMs run at the GPU's FP8 peak where it has one) */
+    bool tied_embeddings;    /* the LM head is the input embedding matrix (tie_word_embeddings);
+                                false for every preset */
     uint32_t kv_scale_group; /* G: elements per quantisation scale; 0 = no scales */
     uint32_t kv_scale_bytes; /* S: bytes per scale */
 } kv_model;
 
+/* GPU-to-GPU links (DESIGN §6 "Step time": tensor- and pipeline-parallel communication).
+ * Each kind carries a measured all-reduce bus bandwidth and a per-collective latency, cited
+ * in src/presets.c; KV_LINK_NONE means no fast link (TP/PP traffic is charged nothing). */
+typedef enum kv_link {
+    KV_LINK_NONE = 0,
+    KV_LINK_NVLINK3, /* A100 SXM: NVLink 3 through NVSwitch */
+    KV_LINK_NVLINK4, /* H100 / H200 SXM: NVLink 4 through NVSwitch */
+    KV_LINK_PCIE4,   /* PCIe Gen4 x16, no NVLink (L40S) */
+    KV_LINK_PCIE5,   /* PCIe Gen5 x16, no NVLink */
+    KV_LINK_XGMI3,   /* MI300X: Infinity Fabric, one link per peer (bandwidth grows with TP) */
+} kv_link;
+
+/* "nvlink4" … (case-insensitive) → 0 or -KV_EINVAL. */
+int kv_link_parse(const char *s, kv_link *out);
+const char *kv_link_name(kv_link l);
+const char *kv_link_names(void); /* "none, nvlink3, …", for messages */
+/* Achieved all-reduce bus bandwidth (bytes/s, the busbw of nccl-tests, so a ring all-reduce
+ * of S bytes over n ranks moves 2·(n−1)/n · S / bw) and latency (s per all-reduce) of a
+ * link for a group of tp ranks.  NONE gives 0, 0. */
+void kv_link_allreduce(kv_link l, uint32_t tp, double *bw, double *lat);
+
 typedef struct kv_gpu {
     char name[32];
     uint64_t mem_bytes; /* device memory, bytes */
-    double hbm_bw;      /* bytes/s */
-    double peak_flops;  /* dense bf16 FLOP/s */
+    double hbm_bw;      /* bytes/s, datasheet */
+    double peak_flops;  /* dense bf16 FLOP/s, datasheet */
+    double fp8_flops;   /* dense FP8 tensor FLOP/s, datasheet; 0 = none (A100: FP8 weights
+                           are dequantised and run at the bf16 peak) */
+    kv_link link;       /* the link of the preset's usual 8-GPU system */
+    /* Achieved fractions, each from a cited microbenchmark (src/presets.c): */
+    double mfu;      /* large bf16 GEMM: achieved / peak_flops, (0, 1] */
+    double mfu_fp8;  /* large FP8 GEMM: achieved / fp8_flops, (0, 1] (= mfu without FP8) */
+    double mbu;      /* streaming weights: achieved / hbm_bw, (0, 1] */
+    double attn_bw;  /* decode attention reading a long KV history: achieved / hbm_bw */
+    double attn_lat; /* decode attention fixed cost per layer and step, s (kernel latency,
+                        split-KV reduction): why short or small-batch KV reads fall short of
+                        attn_bw */
 } kv_gpu;
 
 /* Presets.  0, or -KV_ENOENT with diag "unknown model preset 'x' (known: …)". */

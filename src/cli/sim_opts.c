@@ -79,7 +79,9 @@ const char cli_sim_opts_help[] =
     "  --free-order O           split (default, vLLM >= #42656) or append (older vLLM)\n"
     "  --preempt P              fcfs (default: last running) or priority\n"
     "time:\n"
-    "  --time-model M           roofline (default) [:overhead=S,mfu=F,mbu=F],\n"
+    "  --time-model M           roofline (default) [:KEY=VALUE,...], keys overhead,\n"
+    "                           seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
+    "                           link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
     "                           linear:A,B,C (s, s/token, s/KV token read) or fixed:DT\n";
 
 bool cli_sim_opts_owns(int id)
