@@ -266,27 +266,6 @@ static int close_checked(FILE *f, const char *path, kv_diag *diag)
     return 0;
 }
 
-int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag)
-{
-    char *tmp = join_path(path, "", ".tmp");
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (!f) {
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-    } else {
-        if (json_dumpf(v, f, KV_JSON_FLAGS) != 0)
-            errno = EIO;
-        fputc('\n', f);
-        rc = close_checked(f, tmp, diag);
-        if (rc == 0 && rename(tmp, path) != 0)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", tmp, strerror(errno));
-        if (rc != 0)
-            unlink(tmp);
-    }
-    free(tmp);
-    return rc;
-}
-
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 {
     *out = NULL;

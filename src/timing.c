@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/text.h"
+
 static int parse_num(const char *s, const char *end, double *out)
 {
     char buf[64];
@@ -31,33 +33,45 @@ static int parse_num(const char *s, const char *end, double *out)
 
 static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const char *spec)
 {
-    const char *p = args;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *eq = memchr(p, '=', (size_t)(end - p));
+    kv_kvlist list;
+    kv_kvlist_init(&list, args, KV_KVLIST_PAIRS | KV_KVLIST_TRAILING, NULL);
+    kv_kvitem it;
+    int rc = 0;
+    for (int got; rc == 0 && (got = kv_kvlist_next(&list, &it, diag)) != 0;) {
         double v;
-        if (!eq || parse_num(eq + 1, end, &v) != 0)
-            return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': expected key=value with a non-negative "
-                               "number (keys: overhead, mfu, mbu)",
-                               spec);
-        size_t klen = (size_t)(eq - p);
-        if (klen == 8 && strncmp(p, "overhead", 8) == 0) {
+        if (got < 0 || parse_num(it.value, it.value + strlen(it.value), &v) != 0)
+            rc = kv_diag_set(diag, -KV_EINVAL,
+                             "--time-model '%s': expected key=value with a non-negative "
+                             "number (keys: overhead, mfu, mbu)",
+                             spec);
+        else if (strcmp(it.key, "overhead") == 0)
             t->overhead_s = v;
-        } else if (klen == 3 && strncmp(p, "mfu", 3) == 0 && v > 0 && v <= 1) {
+        else if (strcmp(it.key, "mfu") == 0 && v > 0 && v <= 1)
             t->mfu = v;
-        } else if (klen == 3 && strncmp(p, "mbu", 3) == 0 && v > 0 && v <= 1) {
+        else if (strcmp(it.key, "mbu") == 0 && v > 0 && v <= 1)
             t->mbu = v;
-        } else {
-            return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': unknown key or value out of range in "
-                               "'%.*s' (overhead ≥ 0 s, 0 < mfu ≤ 1, 0 < mbu ≤ 1)",
-                               spec, (int)(end - p), p);
-        }
-        p = comma ? comma + 1 : end;
+        else
+            rc = kv_diag_set(diag, -KV_EINVAL,
+                             "--time-model '%s': unknown key or value out of range in "
+                             "'%s' (overhead ≥ 0 s, 0 < mfu ≤ 1, 0 < mbu ≤ 1)",
+                             spec, it.text);
     }
-    return 0;
+    kv_kvlist_release(&list);
+    return rc;
+}
+
+/* "A,B,C": exactly three numbers.  0 or -1. */
+static int parse_linear(const char *args, double v[3])
+{
+    kv_kvlist list;
+    kv_kvlist_init(&list, args, 0, NULL);
+    kv_kvitem it;
+    int n = 0, got;
+    while ((got = kv_kvlist_next(&list, &it, NULL)) == 1 && n < 3 &&
+           parse_num(it.text, it.text + strlen(it.text), &v[n]) == 0)
+        n++;
+    kv_kvlist_release(&list);
+    return n == 3 && got == 0 ? 0 : -1;
 }
 
 int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
@@ -95,20 +109,12 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         return 0;
     }
     if (strncmp(spec, "linear:", 7) == 0) {
-        const char *p = spec + 7;
         double v[3];
-        for (int i = 0; i < 3; i++) {
-            const char *end = strchr(p, ',');
-            if (!end)
-                end = p + strlen(p);
-            /* A, B end at a comma; C ends the text. */
-            if ((i < 2) != (*end == ',') || parse_num(p, end, &v[i]) != 0)
-                return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': linear:A,B,C needs three non-negative "
-                                   "numbers (seconds, seconds/token, seconds/KV token read)",
-                                   spec);
-            p = end + 1;
-        }
+        if (parse_linear(spec + 7, v) != 0)
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "--time-model '%s': linear:A,B,C needs three non-negative "
+                               "numbers (seconds, seconds/token, seconds/KV token read)",
+                               spec);
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
             return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': a step must take some time",
                                spec);

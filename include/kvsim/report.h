@@ -43,6 +43,13 @@ json_t *kv_plan_json(const struct kv_plan *p);
  * 0 or -KV_EIO with a diag. */
 int kv_plan_write_files(const struct kv_plan *p, const char *dir, kv_diag *diag);
 
+/* ---- estimate (report_estimate.c) ----------------------------------------------------- */
+struct kv_estimate;
+/* `kvsim estimate --json`'s object (new reference): the setup, the options it was resolved
+ * from (for the budget's breakdown: gpu_util, reserve) and the estimate. */
+json_t *kv_estimate_json(const kv_setup *s, const kv_setup_options *so,
+                         const struct kv_estimate *e);
+
 /* ---- a run's files ------------------------------------------------------------------ */
 typedef struct kv_out kv_out; /* opaque */
 
@@ -61,9 +68,5 @@ void kv_out_abort(kv_out *o);
 /* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
  * directory …", "'x' is not a directory"). */
 int kv_mkdir_p(const char *dir, kv_diag *diag);
-
-/* Write a JSON value to path atomically (tmp + rename), 2-space indented, keys in
- * insertion order, ending in a newline. */
-int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag);
 
 #endif

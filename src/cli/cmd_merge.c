@@ -24,32 +24,22 @@
 #include "kvsim/mem.h"
 #include "kvsim/path.h"
 
-enum { OPT_HELP = 1, OPT_OUT, OPT_QUIET };
+typedef struct merge_cmd {
+    const char *out; /* --out FILE, or NULL: DIR/sweep.csv */
+    bool quiet;
+} merge_cmd;
 
 static const cli_opt options[] = {
-    {"help", 'h', false, OPT_HELP},
-    {"out", 'o', true, OPT_OUT},
-    {"quiet", 'q', false, OPT_QUIET},
-    {NULL, 0, false, 0},
+    {"out", 'o', "FILE", CLI_TEXT(merge_cmd, out),
+     "where sweep.csv goes ('-' = stdout); default DIR/sweep.csv\n"
+     "when one sweep directory is given (required otherwise)"},
+    {"quiet", 'q', NULL, CLI_SET(merge_cmd, quiet), "print no table"},
+    {0},
 };
 
-static void help(void)
-{
-    fputs("usage: kvsim merge DIR... [--out FILE] [--quiet]\n"
-          "\n"
-          "Rebuild sweep.csv from finished 'kvsim run --out' directories: a DIR holding\n"
-          "summary.json is one configuration, any other DIR is searched one level deep (a\n"
-          "'kvsim sweep --out' directory).  Rows are ordered by block_size, num_blocks,\n"
-          "kv_budget_bytes, watermark, free_order, max_seqs, preempt, then directory - the\n"
-          "order kvsim sweep writes - so merging a sweep's directory reproduces its sweep.csv.\n"
-          "Configurations without summary.json are left out; those sweep saw fail (a\n"
-          "stderr.txt) are named on stderr.\n"
-          "\n"
-          "  -o, --out FILE   where sweep.csv goes ('-' = stdout); default DIR/sweep.csv\n"
-          "                   when one sweep directory is given (required otherwise)\n"
-          "  -q, --quiet      print no table\n",
-          stdout);
-}
+static const cli_section sections[] = {{"options", options, NULL}, {0}};
+
+static const cli_group group = {sections, NULL, NULL};
 
 typedef struct merge {
     kv_sweep_row *rows;
@@ -127,46 +117,29 @@ static int add_tree(merge *m, const char *dir)
     return rc;
 }
 
-int cmd_merge(int argc, char **argv)
+static int exec(void *state, int argc, char **argv)
 {
-    const cli_opt *tables[] = {options, NULL};
-    cli_parser p;
-    cli_parser_init(&p, "merge", argc, argv, tables);
+    const char *out = ((merge_cmd *)state)->out;
     merge m;
     memset(&m, 0, sizeof m);
-    const char *out = NULL;
-    int rc = CLI_OK, id;
-    const char *arg;
-    while (rc == CLI_OK && (id = cli_next(&p, &arg)) != CLI_OPT_END) {
-        if (id == CLI_OPT_ERROR)
-            rc = CLI_USAGE;
-        else if (id == OPT_HELP) {
-            help();
-            cli_parser_release(&p);
-            return CLI_OK;
-        } else if (id == OPT_OUT)
-            out = arg;
-        else if (id == OPT_QUIET)
-            m.quiet = true;
-    }
-    if (rc == CLI_OK && p.n_positional == 0)
-        rc = cli_error(CLI_USAGE, "kvsim merge needs at least one DIR");
-    bool one_tree = p.n_positional == 1 && !has_file(p.positional[0], "summary.json");
-    if (rc == CLI_OK && !out && !one_tree)
+    m.quiet = ((merge_cmd *)state)->quiet;
+    int rc = CLI_OK;
+    bool one_tree = argc == 1 && !has_file(argv[0], "summary.json");
+    if (!out && !one_tree)
         rc = cli_error(CLI_USAGE, "kvsim merge writes DIR/sweep.csv only for one sweep "
                                   "directory; give --out FILE");
-    for (int i = 0; rc == CLI_OK && i < p.n_positional; i++) {
-        const char *dir = p.positional[i];
+    for (int i = 0; rc == CLI_OK && i < argc; i++) {
+        const char *dir = argv[i];
         rc = has_file(dir, "summary.json") ? add_config(&m, dir) : add_tree(&m, dir);
     }
     if (rc == CLI_OK && m.n == 0)
         rc = cli_error(CLI_RUNTIME,
                        "no finished configuration (a directory with summary.json) "
                        "in '%s'%s",
-                       p.positional[0], p.n_positional > 1 ? " or the other directories" : "");
+                       argv[0], argc > 1 ? " or the other directories" : "");
     char *path = NULL;
     if (rc == CLI_OK) {
-        path = out ? kv_xstrdup(out) : kv_path_join(p.positional[0], "sweep.csv");
+        path = out ? kv_xstrdup(out) : kv_path_join(argv[0], "sweep.csv");
         kv_sweep_rows_sort(m.rows, m.n);
         kv_diag d;
         if (kv_sweep_csv_write(path, m.rows, m.n, &d) != 0)
@@ -185,6 +158,23 @@ int cmd_merge(int argc, char **argv)
     free(m.rows);
     free(m.real);
     free(path);
-    cli_parser_release(&p);
     return rc;
 }
+
+const cli_cmd cli_cmd_merge = {
+    .name = "merge",
+    .summary = "rebuild sweep.csv from finished configuration directories",
+    .synopsis = "DIR... [--out FILE] [--quiet]",
+    .description =
+        "Rebuild sweep.csv from finished 'kvsim run --out' directories: a DIR holding\n"
+        "summary.json is one configuration, any other DIR is searched one level deep (a\n"
+        "'kvsim sweep --out' directory).  Rows are ordered by block_size, num_blocks,\n"
+        "kv_budget_bytes, watermark, free_order, max_seqs, preempt, then directory - the\n"
+        "order kvsim sweep writes - so merging a sweep's directory reproduces its sweep.csv.\n"
+        "Configurations without summary.json are left out; those sweep saw fail (a\n"
+        "stderr.txt) are named on stderr.\n",
+    .uses = {{&group, 0}},
+    .args = {1, -1, "kvsim merge needs at least one DIR", NULL},
+    .state_size = sizeof(merge_cmd),
+    .exec = exec,
+};

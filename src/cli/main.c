@@ -1,26 +1,17 @@
-/* main: subcommand dispatch.  Each subcommand lives in src/cli/cmd_<name>.c and returns
- * the exit code; only this file calls exit (by returning from main). */
+/* main: the command table and dispatch.  Each command is a cli_cmd in src/cli/cmd_<name>.c;
+ * this table is both what `kvsim NAME` looks up and what `kvsim --help` lists, so the two
+ * cannot disagree.  Only this file ends the process (by returning from main). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-typedef struct command {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
-} command;
-
-static const command commands[] = {
-    {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
-    {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
-    {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
-    {"sweep", cmd_sweep, "replay a trace under lists of knobs in parallel; write sweep.csv"},
-    {"merge", cmd_merge, "rebuild sweep.csv from finished configuration directories"},
-    {"plan", cmd_plan, "SLO capacity search: the highest load (or smallest pool) within SLOs"},
-    {"plot", cmd_plot, "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)"},
-    {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
+static const cli_cmd *const commands[] = {
+    &cli_cmd_estimate, &cli_cmd_gen,  &cli_cmd_run,  &cli_cmd_sweep,
+    &cli_cmd_merge,    &cli_cmd_plan, &cli_cmd_plot, &cli_cmd_hash,
 };
+
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void usage(FILE *f)
 {
@@ -28,8 +19,8 @@ static void usage(FILE *f)
           "kvsim simulates the paged KV-cache block allocator of an LLM serving engine.\n\n"
           "commands:\n",
           f);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\n'kvsim <command> --help' shows each command's options and defaults.\n", f);
 }
 
@@ -48,8 +39,8 @@ int main(int argc, char **argv)
         puts("kvsim " KVSIM_VERSION);
         return CLI_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], commands[i]->name) == 0)
+            return cli_main(commands[i], argc - 1, argv + 1);
     return cli_error(CLI_USAGE, "unknown command '%s' (see 'kvsim --help')", argv[1]);
 }

@@ -109,6 +109,32 @@ static void print_slos(FILE *f, const kv_plan *p)
     fputc('\n', f);
 }
 
+/* The SLO that binds at the answer, with its figure there and just beyond. */
+static void print_binding(FILE *f, const kv_plan *p, const kv_plan_binding *b)
+{
+    char v[96], r[32], t[32];
+    const kv_plan_probe *a = b->answer;
+    if (b->slo < 0)
+        return;
+    const kv_slo *s = &p->slos.slo[b->slo];
+    if (b->binds && a) {
+        fprintf(f, "  binding     %s (%s <= %s)", s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]),
+                fmt_slo(t, sizeof t, s, s->limit));
+        fprintf(f, "; at %s: %s\n", fmt_value(v, sizeof v, p, b->next),
+                fmt_slo(r, sizeof r, s, b->next->slo[b->slo]));
+    } else if (b->binds) {
+        fprintf(f, "  binding     %s (%s > %s at %s)\n", s->name,
+                fmt_slo(r, sizeof r, s, b->next->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit),
+                fmt_value(v, sizeof v, p, b->next));
+    } else {
+        fprintf(
+            f, "  binding     %s; closest: %s (%s <= %s)\n",
+            p->result.status == KV_SEARCH_BOUND ? "none within the bounds"
+                                                : "unknown: nothing beyond the answer was probed",
+            s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit));
+    }
+}
+
 static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
 {
     char v[96], r[32], t[32];
@@ -150,26 +176,7 @@ static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
                 load ? "load" : "pool", p->search.n);
     }
 
-    if (b->slo >= 0) {
-        const kv_slo *s = &p->slos.slo[b->slo];
-        if (b->binds && a) {
-            fprintf(f, "  binding     %s (%s <= %s)", s->name,
-                    fmt_slo(r, sizeof r, s, a->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit));
-            fprintf(f, "; at %s: %s\n", fmt_value(v, sizeof v, p, b->next),
-                    fmt_slo(r, sizeof r, s, b->next->slo[b->slo]));
-        } else if (b->binds) {
-            fprintf(f, "  binding     %s (%s > %s at %s)\n", s->name,
-                    fmt_slo(r, sizeof r, s, b->next->slo[b->slo]),
-                    fmt_slo(t, sizeof t, s, s->limit), fmt_value(v, sizeof v, p, b->next));
-        } else {
-            fprintf(f, "  binding     %s; closest: %s (%s <= %s)\n",
-                    res->status == KV_SEARCH_BOUND
-                        ? "none within the bounds"
-                        : "unknown: nothing beyond the answer was probed",
-                    s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]),
-                    fmt_slo(t, sizeof t, s, s->limit));
-        }
-    }
+    print_binding(f, p, b);
     if (res->confirm >= 0) {
         const kv_plan_probe *cp = &p->probes[res->confirm];
         long w = kv_plan_worst_slo(p, cp, true);
