@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "plot_internal.h"
 
 #ifndef KVSIM_DATADIR
@@ -53,17 +54,9 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-char *kv__path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static bool has_file(const char *dir, const char *name)
 {
-    char *p = kv__path_join(dir, name);
+    char *p = kv_path_join(dir, name);
     bool ok = is_file(p);
     free(p);
     return ok;
@@ -106,7 +99,7 @@ static int find_scripts(char **out, kv_diag *diag)
         return 0;
     }
     if (*KVSIM_DATADIR) {
-        char *p = kv__path_join(KVSIM_DATADIR, "plots");
+        char *p = kv_path_join(KVSIM_DATADIR, "plots");
         if (is_plots_dir(p)) {
             *out = p;
             return 0;
@@ -123,7 +116,7 @@ static int find_scripts(char **out, kv_diag *diag)
             *slash = '\0';
         static const char *const rel[] = {"plots", "../plots", "../share/kvsim/plots"};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char *p = kv__path_join(exe, rel[i]);
+            char *p = kv_path_join(exe, rel[i]);
             if (is_plots_dir(p)) {
                 *out = p;
                 return 0;
@@ -149,7 +142,7 @@ static char *search_path(const char *name)
             char *dir = kv_xmalloc(len + 1);
             memcpy(dir, p, len);
             dir[len] = '\0';
-            char *cand = kv__path_join(dir, name);
+            char *cand = kv_path_join(dir, name);
             free(dir);
             if (is_file(cand) && access(cand, X_OK) == 0)
                 return cand;
@@ -222,10 +215,9 @@ static const char *const exts[] = {"png", "svg"};
 /* dir/NAME.EXT + suffix, malloc'd. */
 static char *figure_path(const char *dir, const char *name, const char *ext, const char *suffix)
 {
-    size_t n = strlen(dir) + strlen(name) + strlen(ext) + strlen(suffix) + 3;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s/%s.%s%s", dir, name, ext, suffix);
-    return p;
+    char base[128];
+    snprintf(base, sizeof base, "%s.%s%s", name, ext, suffix);
+    return kv_path_join(dir, base);
 }
 
 /* Start gnuplot on plots/<fig>.gp with the common and the figure's variables.  0, or
@@ -240,19 +232,19 @@ static int spawn(child *c, const char *gnuplot, const char *plots, const char *d
     }
     char script_name[64];
     snprintf(script_name, sizeof script_name, "%s.gp", c->fig->name);
-    char *script = kv__path_join(plots, script_name);
+    char *script = kv_path_join(plots, script_name);
     if (!is_file(script)) {
         int rc = kv_diag_set(diag, -KV_ENOENT, "no gnuplot script '%s'", script);
         free(script);
         return rc;
     }
-    kv__gpvars vars = {NULL, 0, 0};
+    kv_buf vars = {0};
     kv__gpvars_str(&vars, "dir", dir);
     kv__gpvars_str(&vars, "outdir", dir);
     kv__gpvars_str(&vars, "plots", plots);
     kv__gpvars_str(&vars, "suffix", suffix);
     if (c->fig->vars.s)
-        kv__gpvars_append(&vars, c->fig->vars.s);
+        kv_buf_puts(&vars, c->fig->vars.s);
 
     int rc = 0, err_pipe[2];
     if (pipe(err_pipe) != 0) {
@@ -287,7 +279,7 @@ static int spawn(child *c, const char *gnuplot, const char *plots, const char *d
             c->err = kv_xmalloc(STDERR_KEEP);
         }
     }
-    kv__gpvars_release(&vars);
+    kv_buf_release(&vars);
     free(script);
     return rc;
 }

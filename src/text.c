@@ -1,4 +1,4 @@
-/* text: trimming and the comma-list splitter (include/kvsim/text.h).
+/* text: trimming, digit grouping and the comma-list splitter (include/kvsim/text.h).
  *
  * kv_kvlist keeps two copies of the spec with the same offsets: `text` is cut only at
  * the commas, so an item's text stays whole for messages; `pairs` is also cut at each
@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,21 @@ char *kv_trim(char *s)
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return s;
+}
+
+const char *kv_grouped(char *buf, size_t n, double v)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%.0f", v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        buf[o++] = raw[i];
+        size_t left = len - i - 1;
+        if (left > 0 && left % 3 == 0 && raw[i] != '-')
+            buf[o++] = ',';
+    }
+    buf[o] = '\0';
+    return buf;
 }
 
 void kv_kvlist_init(kv_kvlist *l, const char *spec, unsigned flags, const char *hint)

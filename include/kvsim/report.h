@@ -1,8 +1,9 @@
 /* report: the files a run writes (DESIGN §8), atomically.
  *
- * Every file goes to "<name>.tmp" in the output directory first; kv_out_commit renames
- * them into place only when all were written and closed without error, and kv_out_abort
- * removes them, so a failed run never leaves a truncated file that looks complete.
+ * Every file goes to a temp file in the output directory first (kv_afile); kv_out_commit
+ * renames them into place only when all were written and closed without error, and
+ * kv_out_abort removes them, so a failed run never leaves a truncated file that looks
+ * complete.
  * timeseries.csv streams one row per sample during the run (memory stays O(1) in steps).
  */
 #ifndef KVSIM_REPORT_H

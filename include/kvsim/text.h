@@ -1,5 +1,5 @@
-/* text: the string helpers every spec and list parser shares — trimming, and kv_kvlist,
- * the one splitter of comma lists ("p50=1000,p99=8000", "16,32,64").
+/* text: the string helpers every spec and list parser shares — trimming, digit grouping,
+ * and kv_kvlist, the one splitter of comma lists ("p50=1000,p99=8000", "16,32,64").
  *
  * Users: length specs (lengthdist.c), SLO specs (plan.c), the roofline and linear time
  * models (timing.c), and in the CLI the sweep lists, estimate's --lengths and hash's
@@ -17,6 +17,10 @@
 
 /* Strip spaces and tabs from both ends in place; returns the first kept character. */
 char *kv_trim(char *s);
+
+/* v rounded to a whole number with thousands separators, "1,234,567" (the human tables and
+ * figure titles); truncated to fit n.  Returns buf. */
+const char *kv_grouped(char *buf, size_t n, double v);
 
 enum {
     KV_KVLIST_PAIRS = 1u << 0,      /* items are KEY=VALUE, split at the first '=' */
