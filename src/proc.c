@@ -7,7 +7,7 @@
  * child; waitpid's status gives the exit code or the signal.
  *
  * Invariant: running = number of started jobs not yet reaped ≤ parallel.  Every child is
- * reaped before sweep_exec returns (no zombies, no orphans writing after sweep.csv).
+ * reaped before kv_proc_run returns (no zombies, no orphans writing after sweep.csv).
  * Complexity: O(n · parallel) to map a pid back to its job — n and parallel are small.
  */
 #include <errno.h>

@@ -330,6 +330,21 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
     return rc;
 }
 
+int kv_out_clear(const char *dir, kv_diag *diag)
+{
+    static const char *const names[] = {"summary.json", "perf.json", "timeseries.csv",
+                                        "requests.csv", "stderr.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *p = kv_path_join(dir, names[i]);
+        int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
+        free(p);
+        if (e)
+            return kv_diag_set(diag, -KV_EIO, "cannot remove '%s/%s': %s", dir, names[i],
+                               strerror(e));
+    }
+    return 0;
+}
+
 void kv_out_abort(kv_out *o)
 {
     if (!o)

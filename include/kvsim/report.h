@@ -65,6 +65,10 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
                   kv_diag *diag);
 /* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
 void kv_out_abort(kv_out *o);
+/* Remove the files a run writes from dir, and stderr.txt (where sweep keeps a failed run's
+ * messages), so none of an earlier run can be mistaken for this one's.  Missing files are
+ * fine.  0 or -KV_EIO with diag "cannot remove 'DIR/NAME': …". */
+int kv_out_clear(const char *dir, kv_diag *diag);
 
 /* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
  * directory …", "'x' is not a directory"). */

@@ -134,6 +134,18 @@ typedef struct cli_cmd {
     int (*seen)(void *state, int group, const cli_opt *opt, const char *arg);
 } cli_cmd;
 
+/* Every command, in `kvsim --help` order, NULL-terminated: what main dispatches on and
+ * cli_usage lists. */
+extern const cli_cmd *const cli_commands[];
+/* `kvsim --help`: the command list with each summary. */
+void cli_usage(FILE *f);
+/* The command called name, or NULL. */
+const cli_cmd *cli_find_command(const char *name);
+/* The table's invariants, for tests: option names unique within a group, short names
+ * unique, --help / -h left to the framework, every option with help text and (CLI_CALL) a
+ * handler, stores that fit their value, rules that name options of the command and carry
+ * their messages, positional counts with theirs.  false with the first violation in why. */
+bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t n);
 /* Run a command: argv[0] is its name.  Returns the exit code. */
 int cli_main(const cli_cmd *cmd, int argc, char **argv);
 /* The command's --help text. */

@@ -2,19 +2,20 @@
  * of pool and scheduler knobs, one `kvsim run` per configuration, and collect sweep.csv.
  *
  * Flow: parse (every list value and every passed-through option is validated by the very
- * handler `kvsim run` uses) → load the trace once and resolve the model once (so a bad
- * trace or model is one error before anything starts) → decide the pool size of every
- * configuration (the constant-budget rule below) → build one `kvsim run` argv per
- * configuration → either write them as shell command lines (--emit-jobs) or run them as
- * child processes, at most -j at once → sweep.csv from the finished directories (the same
- * code as `kvsim merge`, src/cli/sweep_rows.c) → the human table.
+ * handler `kvsim run` uses; the run options seen are recorded, in order, by the seen hook)
+ * → load the trace once and resolve the model once (so a bad trace or model is one error
+ * before anything starts) → decide the pool size of every configuration (the
+ * constant-budget rule below) → build one `kvsim run` argv per configuration → either
+ * write them as shell command lines (--emit-jobs) or run them as child processes, at most
+ * -j at once → sweep.csv from the finished directories (the same rows as `kvsim merge`,
+ * src/report_sweep.c) → the human table.
  *
  * Nothing is simulated here: each configuration is `/proc/self/exe run TRACE … --out
- * DIR/NAME --quiet`, fork + execv, no shell, so a sweep row is exactly what `kvsim run`
+ * DIR/NAME --quiet`, spawned without a shell, so a sweep row is exactly what `kvsim run`
  * with the same options writes, and a configuration can be rerun by hand from its line.
  *
- * The lists, their order and the directory names are src/cli/sweep_space.c's; running
- * the children is src/cli/sweep_exec.c's.
+ * The lists, their order, the directory names and the pool rule are src/sweep_space.c's;
+ * running the children is src/proc.c's (kv_proc_run).
  *
  * Constant budget: with several block sizes and no pool size, the KV budget is resolved
  * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
@@ -409,21 +410,10 @@ static int make_out_dir(const sweep *s)
  * configuration that fails now cannot leave an old summary.json for `kvsim merge`. */
 static int prepare_config_dirs(const sweep *s)
 {
-    static const char *const stale[] = {"summary.json", "perf.json", "timeseries.csv",
-                                        "requests.csv", "stderr.txt"};
     kv_diag d;
-    for (size_t i = 0; i < s->n_cfg; i++) {
-        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0)
+    for (size_t i = 0; i < s->n_cfg; i++)
+        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0 || kv_out_clear(s->cfg[i].dir, &d) != 0)
             return cli_diag(CLI_RUNTIME, &d);
-        for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++) {
-            char *p = kv_path_join(s->cfg[i].dir, stale[k]);
-            int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
-            free(p);
-            if (e)
-                return cli_error(CLI_RUNTIME, "cannot remove '%s/%s': %s", s->cfg[i].dir, stale[k],
-                                 strerror(e));
-        }
-    }
     return CLI_OK;
 }
 

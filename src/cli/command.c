@@ -25,6 +25,7 @@
  * Out of scope: option abbreviations, bundled short flags ("-qj4"), optional values.
  */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,6 +363,90 @@ void cli_help(FILE *f, const cli_cmd *cmd)
             if (s->prose)
                 fputs(s->prose, f);
         }
+}
+
+/* ---- the command table ------------------------------------------------------------ */
+
+const cli_cmd *const cli_commands[] = {
+    &cli_cmd_estimate, &cli_cmd_gen,  &cli_cmd_run,  &cli_cmd_sweep, &cli_cmd_merge,
+    &cli_cmd_plan,     &cli_cmd_plot, &cli_cmd_hash, NULL,
+};
+
+void cli_usage(FILE *f)
+{
+    fputs("usage: kvsim <command> [options]\n\n"
+          "kvsim simulates the paged KV-cache block allocator of an LLM serving engine.\n\n"
+          "commands:\n",
+          f);
+    for (const cli_cmd *const *c = cli_commands; *c; c++)
+        fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
+    fputs("\n'kvsim <command> --help' shows each command's options and defaults.\n", f);
+}
+
+const cli_cmd *cli_find_command(const char *name)
+{
+    for (const cli_cmd *const *c = cli_commands; *c; c++)
+        if (strcmp((*c)->name, name) == 0)
+            return *c;
+    return NULL;
+}
+
+/* ---- the table's invariants (tests) ------------------------------------------------- */
+
+static bool fail(char *why, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static bool fail(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool check_rules(const cli_cmd *cmd, const entry *e, int n, char *why, size_t wn)
+{
+    for (int u = 0; u < CLI_MAX_USES && cmd->uses[u].group; u++)
+        for (const cli_dep *d = cmd->uses[u].group->deps; d && d->rule; d++) {
+            const char *names[2] = {d->opt, d->other};
+            for (int k = 0; k < 2; k++)
+                if (names[k] && find_long(e, n, names[k], strlen(names[k])) < 0)
+                    return fail(why, wn, "%s: a rule names '--%s', not an option", cmd->name,
+                                names[k]);
+            if (!d->msg || (d->rule != CLI_REQUIRED) != (d->other != NULL) ||
+                (d->rule == CLI_ONE_OF) != (d->msg2 != NULL))
+                return fail(why, wn, "%s: the rule on '--%s' is malformed", cmd->name, d->opt);
+        }
+    return true;
+}
+
+bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t wn)
+{
+    entry e[MAX_OPTS];
+    int n = flatten(cmd, e);
+    for (int i = 0; i < n; i++) {
+        const cli_opt *o = e[i].opt;
+        const cli_group *g = cmd->uses[e[i].group].group;
+        for (int j = 0; j < i; j++) {
+            if (e[j].group == e[i].group && strcmp(e[j].opt->name, o->name) == 0)
+                return fail(why, wn, "%s: '--%s' twice in one group", cmd->name, o->name);
+            if (o->short_name && e[j].opt->short_name == o->short_name)
+                return fail(why, wn, "%s: '--%s' reuses a short name", cmd->name, o->name);
+        }
+        if (strcmp(o->name, "help") == 0 || o->short_name == 'h')
+            return fail(why, wn, "%s: '--%s' takes the framework's help", cmd->name, o->name);
+        if (!o->help || !*o->help || (o->store == CLI_CALL && !g->handle))
+            return fail(why, wn, "%s: '--%s' has no help or no handler", cmd->name, o->name);
+        if ((o->store == CLI_STR) != (o->metavar != NULL) && o->store != CLI_CALL)
+            return fail(why, wn, "%s: '--%s': a store that does not fit its value", cmd->name,
+                        o->name);
+    }
+    if ((cmd->args.min > 0 && !cmd->args.missing) || (cmd->args.max >= 0 && !cmd->args.extra))
+        return fail(why, wn, "%s: a positional count without its message", cmd->name);
+    return check_rules(cmd, e, n, why, wn);
 }
 
 /* ---- library messages in option names ---------------------------------------------- */
