@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,6 +200,24 @@ void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
     KV_SAMPLE_COLUMNS(X)
 #undef X
     kv_buf_putc(b, '\n');
+}
+
+/* ---- perf.json ---------------------------------------------------------------------- */
+
+json_t *kv_report_perf_json(double wall, const kv_run_result *r)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    json_t *p = json_object();
+    json_object_set_new(p, "wall_s", json_real(wall));
+    json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
+    json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
+    json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
+    json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
+    json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
+    json_object_set_new(p, "sim_seconds_per_wall_second",
+                        json_real(wall > 0 ? (double)r->sim_time_ns / 1e9 / wall : 0));
+    return p;
 }
 
 /* ---- atomic files ------------------------------------------------------------------- */

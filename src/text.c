@@ -1,4 +1,5 @@
-/* text: trimming, digit grouping and the comma-list splitter (include/kvsim/text.h).
+/* text: trimming, shell words, digit grouping and the comma-list splitter
+ * (include/kvsim/text.h).
  *
  * kv_kvlist keeps two copies of the spec with the same offsets: `text` is cut only at
  * the commas, so an item's text stays whole for messages; `pairs` is also cut at each
@@ -23,6 +24,24 @@ char *kv_trim(char *s)
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return s;
+}
+
+void kv_shell_word(kv_buf *b, const char *w)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_./:,+-=@%";
+    if (*w && strspn(w, safe) == strlen(w)) {
+        kv_buf_puts(b, w);
+        return;
+    }
+    kv_buf_putc(b, '\'');
+    for (; *w; w++) {
+        if (*w == '\'')
+            kv_buf_puts(b, "'\\''");
+        else
+            kv_buf_putc(b, *w);
+    }
+    kv_buf_putc(b, '\'');
 }
 
 const char *kv_grouped(char *buf, size_t n, double v)

@@ -1,5 +1,5 @@
 /* text: kv_kvlist, the one comma-list splitter (each flag, each error, the items' order
- * and their strings), kv_trim and kv_grouped. */
+ * and their strings), kv_trim, kv_grouped and kv_shell_word. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,4 +98,23 @@ Test(text, trim_and_grouped)
     cr_assert_str_eq(kv_grouped(b, sizeof b, -1234567), "-1,234,567");
     cr_assert_str_eq(kv_grouped(b, sizeof b, 28180.6), "28,181");
     cr_assert_str_eq(kv_grouped(b, 4, 1234567), "1,", "truncated to fit");
+}
+
+Test(text, shell_words)
+{
+    const char *cases[][2] = {
+        {"run", "run"},
+        {"/a/b.jsonl", "/a/b.jsonl"},
+        {"--kv-budget=1GiB,2%", "--kv-budget=1GiB,2%"},
+        {"", "''"},
+        {"a b", "'a b'"},
+        {"it's", "'it'\\''s'"},
+        {"$HOME", "'$HOME'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kv_buf b = {0};
+        kv_shell_word(&b, cases[i][0]);
+        cr_assert_str_eq(b.s, cases[i][1]);
+        kv_buf_release(&b);
+    }
 }

@@ -36,6 +36,10 @@ void kv_report_request_row(kv_buf *b, const kv_req *r);
 void kv_report_timeseries_header(kv_buf *b);
 void kv_report_timeseries_row(kv_buf *b, const kv_sample *s);
 
+/* perf.json's object (new reference): wall time, peak RSS and simulation speed of a run
+ * that took wall seconds.  The only output with machine-dependent numbers. */
+json_t *kv_report_perf_json(double wall, const kv_run_result *r);
+
 /* ---- plan.json and plan.csv (report_plan.c) ------------------------------------------ */
 struct kv_plan;
 /* plan.json's object (new reference). */

@@ -14,9 +14,15 @@
 #include <stddef.h>
 
 #include "kvsim/error.h"
+#include "kvsim/strbuf.h"
 
 /* Strip spaces and tabs from both ends in place; returns the first kept character. */
 char *kv_trim(char *s);
+
+/* A POSIX shell word: w as it is when it holds only safe characters (letters, digits and
+ * _./:,+-=@%), else single-quoted with each ' written '\''.  For command lines a user or a
+ * scheduler runs (sweep --emit-jobs). */
+void kv_shell_word(kv_buf *b, const char *w);
 
 /* v rounded to a whole number with thousands separators, "1,234,567" (the human tables and
  * figure titles); truncated to fit n.  Returns buf. */

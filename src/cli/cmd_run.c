@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,22 +100,6 @@ static void obs_progress(void *ctx, const kv_progress *p)
     on_progress(&((observers *)ctx)->prog, p);
 }
 
-static json_t *perf_json(double wall, const kv_run_result *r)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    json_t *p = json_object();
-    json_object_set_new(p, "wall_s", json_real(wall));
-    json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
-    json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
-    json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
-    json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
-    json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
-    json_object_set_new(p, "sim_seconds_per_wall_second",
-                        json_real(wall > 0 ? (double)r->sim_time_ns / 1e9 / wall : 0));
-    return p;
-}
-
 /* What a replay leaves to report: released by release_run. */
 typedef struct run_out {
     observers obs;
@@ -139,7 +122,7 @@ static int report(const run_cmd *r, run_out *o, double t0)
     kv_diag d;
     int rc = CLI_OK;
     if (o->obs.out) {
-        json_t *perf = perf_json(wall_now() - t0, &o->res);
+        json_t *perf = kv_report_perf_json(wall_now() - t0, &o->res);
         if (kv_out_commit(o->obs.out, o->sj, perf, &o->res, &d) != 0)
             rc = cli_diag(CLI_RUNTIME, &d);
         json_decref(perf);

@@ -46,6 +46,7 @@
 #include "kvsim/path.h"
 #include "kvsim/proc.h"
 #include "kvsim/report.h"
+#include "kvsim/text.h"
 
 enum { MAX_CONFIGS = 10000 };
 
@@ -205,25 +206,6 @@ static void argv_free(char **v)
     for (size_t i = 0; v && v[i]; i++)
         free(v[i]);
     free(v);
-}
-
-/* POSIX shell word: bare when only safe characters, else single-quoted ('\'' inside). */
-static void shell_quote(FILE *f, const char *w)
-{
-    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                               "0123456789_./:,+-=@%";
-    if (*w && strspn(w, safe) == strlen(w)) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (; *w; w++) {
-        if (*w == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*w, f);
-    }
-    fputc('\'', f);
 }
 
 /* ---- configurations --------------------------------------------------------------------- */
@@ -420,14 +402,18 @@ static int prepare_config_dirs(const sweep *s)
 /* --emit-jobs: one shell command line per configuration, in configuration order. */
 static void write_jobs(const sweep *s, FILE *f)
 {
+    kv_buf line = {0};
     for (size_t i = 0; i < s->n_cfg; i++) {
+        kv_buf_reset(&line);
         for (char **w = s->cfg[i].argv; *w; w++) {
             if (w != s->cfg[i].argv)
-                fputc(' ', f);
-            shell_quote(f, *w);
+                kv_buf_putc(&line, ' ');
+            kv_shell_word(&line, *w);
         }
-        fputc('\n', f);
+        kv_buf_putc(&line, '\n');
+        fputs(line.s, f);
     }
+    kv_buf_release(&line);
 }
 
 static double wall_now(void)

@@ -33,8 +33,10 @@
 #include "kvsim/mem.h"
 #include "kvsim/strbuf.h"
 
-/* find_* and next_option results besides an entry index. */
-enum { MAX_OPTS = 128, HELP = -1, NONE = -2, SKIP = -3, FAIL = -4 };
+enum { MAX_OPTS = 128 }; /* options of one command, all groups */
+
+/* What find_* and next_option return besides an entry index. */
+enum { HELP = -1, NONE = -2, SKIP = -3, FAIL = -4 };
 
 static const cli_opt help_opt = {"help", 'h', NULL, CLI_CALL, 0, 0, "show this help"};
 
@@ -84,12 +86,19 @@ static int find_short(const entry *e, int n, char c)
     return c == 'h' ? HELP : NONE;
 }
 
-/* A rule's option: it must exist in every command that uses the group (tests check). */
+/* The entry of a rule's option.  It exists in every command that uses the rule's group
+ * (cli_cmd_check, run by the tests); a release build skips a rule that names nothing. */
 static int rule_opt(const parser *p, const char *name)
 {
     int k = find_long(p->e, p->n, name, strlen(name));
     assert(k >= 0);
     return k;
+}
+
+static bool given(const parser *p, const char *name)
+{
+    int k = name ? rule_opt(p, name) : -1;
+    return k >= 0 && p->given[k] > 0;
 }
 
 /* ---- rules -------------------------------------------------------------------------- */
@@ -102,7 +111,7 @@ static int check_excludes(const parser *p, int k)
             if (d->rule != CLI_EXCLUDES)
                 continue;
             int a = rule_opt(p, d->opt), b = rule_opt(p, d->other);
-            if ((k == a && p->given[b]) || (k == b && p->given[a]))
+            if ((k == a && given(p, d->other)) || (k == b && given(p, d->opt)))
                 return cli_error(CLI_USAGE, "%s", d->msg);
         }
     return CLI_OK;
@@ -110,8 +119,7 @@ static int check_excludes(const parser *p, int k)
 
 static int check_rule(const parser *p, const cli_dep *d)
 {
-    bool a = p->given[rule_opt(p, d->opt)] > 0;
-    bool b = d->other && p->given[rule_opt(p, d->other)] > 0;
+    bool a = given(p, d->opt), b = given(p, d->other);
     switch (d->rule) {
     case CLI_REQUIRES:
         return a && !b ? cli_error(CLI_USAGE, "%s", d->msg) : CLI_OK;
@@ -199,8 +207,10 @@ static int next_option(parser *p, int argc, char **argv, int *i, const char **ar
     if (a[1] == '-') {
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        if ((k = find_long(p->e, p->n, name, len)) == NONE)
-            return unknown(p, a, (int)len + 2), FAIL;
+        if ((k = find_long(p->e, p->n, name, len)) == NONE) {
+            unknown(p, a, (int)len + 2);
+            return FAIL;
+        }
         inline_val = eq ? eq + 1 : NULL;
     } else if ((k = a[2] == '\0' ? find_short(p->e, p->n, a[1]) : NONE) == NONE) {
         /* A negative number is never an option here: positional, reported in context. */
@@ -208,17 +218,20 @@ static int next_option(parser *p, int argc, char **argv, int *i, const char **ar
             p->pos[p->n_pos++] = a;
             return SKIP;
         }
-        return unknown(p, a, (int)strlen(a)), FAIL;
+        unknown(p, a, (int)strlen(a));
+        return FAIL;
     }
     const cli_opt *o = k == HELP ? &help_opt : p->e[k].opt;
-    if (o->metavar && inline_val)
-        *arg = inline_val;
-    else if (o->metavar && *i < argc)
-        *arg = argv[(*i)++];
-    else if (o->metavar)
-        return cli_error(CLI_USAGE, "option '--%s' needs a value", o->name), FAIL;
-    else if (inline_val)
-        return cli_error(CLI_USAGE, "option '--%s' takes no value", o->name), FAIL;
+    if (o->metavar && !inline_val && *i >= argc) {
+        cli_error(CLI_USAGE, "option '--%s' needs a value", o->name);
+        return FAIL;
+    }
+    if (!o->metavar && inline_val) {
+        cli_error(CLI_USAGE, "option '--%s' takes no value", o->name);
+        return FAIL;
+    }
+    if (o->metavar)
+        *arg = inline_val ? inline_val : argv[(*i)++];
     return k;
 }
 
