@@ -75,7 +75,7 @@ typedef struct cli_section {
  * Options are named by their long name, resolved in the running command (so a command's
  * own option shadows a group's of the same name, and the rule follows it).  Messages are
  * printed as they are.  CLI_EXCLUDES fires when the second of the two appears, before its
- * value is read; the others are checked after every option was parsed and the positional
+ * value is parsed; the others are checked after every option was parsed and the positional
  * arguments were counted, in the order they are declared (the command's group first). */
 typedef enum cli_rule {
     CLI_RULES_END = 0,
