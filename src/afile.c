@@ -1,4 +1,8 @@
-/* afile: atomic output files (include/kvsim/afile.h). */
+/* afile: atomic output files (include/kvsim/afile.h).
+ *
+ * States: open (f set, tmp exists), closed (f NULL, tmp complete and still under its temp
+ * name: kv_afile_close), done (path and tmp NULL: committed, aborted or a failed open).
+ * Standard output has no temp file: it is open until closed, then done. */
 #include "kvsim/afile.h"
 
 #include <errno.h>
@@ -59,17 +63,17 @@ static void clear(kv_afile *a)
 
 void kv_afile_abort(kv_afile *a)
 {
-    if (a->path && a->f) {
+    if (a->path && a->f)
         fclose(a->f);
+    if (a->tmp)
         unlink(a->tmp);
-    }
     clear(a);
 }
 
-int kv_afile_commit(kv_afile *a, kv_diag *diag)
+int kv_afile_close(kv_afile *a, kv_diag *diag)
 {
     if (!a->f)
-        return 0; /* never opened */
+        return 0; /* never opened, or closed already */
     if (!a->path) {
         a->f = NULL;
         if (fflush(stdout) != 0 || ferror(stdout))
@@ -85,15 +89,24 @@ int kv_afile_commit(kv_afile *a, kv_diag *diag)
         e = errno;
     }
     a->f = NULL;
-    if (!bad && rename(a->tmp, a->path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    int rc = 0;
-    if (bad) {
-        unlink(a->tmp);
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", a->path,
+    if (!bad)
+        return 0;
+    unlink(a->tmp);
+    int rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", a->path,
                          e ? strerror(e) : "write error");
+    clear(a);
+    return rc;
+}
+
+int kv_afile_commit(kv_afile *a, kv_diag *diag)
+{
+    int rc = kv_afile_close(a, diag);
+    if (rc != 0 || !a->tmp)
+        return rc;
+    if (rename(a->tmp, a->path) != 0) {
+        int e = errno;
+        unlink(a->tmp);
+        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", a->path, strerror(e));
     }
     clear(a);
     return rc;

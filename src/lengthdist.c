@@ -163,24 +163,16 @@ void kv_lendist_constant(kv_lendist *d, uint32_t v)
 int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
 {
     memset(d, 0, sizeof *d);
-    char *copy = kv_xstrdup(spec);
+    kv_kvlist list;
+    kv_kvlist_init(&list, spec, KV_KVLIST_PAIRS | KV_KVLIST_TRIM | KV_KVLIST_SKIP_EMPTY, keys_hint);
     int rc = 0;
     double min_v = 0, max_v = 0;
-    char *save = NULL;
     bool any = false;
-    for (char *item = strtok_r(copy, ",", &save); item && rc == 0;
-         item = strtok_r(NULL, ",", &save)) {
-        item = kv_trim(item);
-        if (*item == '\0')
-            continue;
+    kv_kvitem item;
+    while (rc == 0 && (rc = kv_kvlist_next(&list, &item, diag)) == 1) {
+        rc = 0;
         any = true;
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (%s)", item, keys_hint);
-            break;
-        }
-        *eq = '\0';
-        char *key = kv_trim(item), *val = kv_trim(eq + 1);
+        const char *key = item.key, *val = item.value;
         double v;
         if (!parse_number(val, &v)) {
             rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
@@ -249,7 +241,7 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
         snprintf(d->key[pos], sizeof d->key[pos], "%s", key);
         d->n_knots++;
     }
-    free(copy);
+    kv_kvlist_release(&list);
     if (rc != 0)
         return rc;
     if (!any)

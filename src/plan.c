@@ -119,30 +119,17 @@ static int parse_value(const char *key, kv_slo_unit unit, const char *val, doubl
 int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
 {
     kv_slo_set next = *s;
-    char *copy = kv_xstrdup(spec);
     int rc = 0;
-    if (*kv_trim(copy) == '\0')
+    if (spec[strspn(spec, " \t")] == '\0')
         rc = kv_diag_set(diag, -KV_EINVAL, "empty SLO spec (KEY=VALUE,...; keys: %s)",
                          KV_SLO_KEYS_HINT);
-    /* Split by hand rather than with strtok_r, which skips empty fields: an empty entry
-     * ("a=1,,b=2", a trailing comma) is a typo worth reporting. */
-    for (char *item = copy; rc == 0 && item;) {
-        char *comma = strchr(item, ',');
-        if (comma)
-            *comma = '\0';
-        item = kv_trim(item);
-        char *eq = strchr(item, '=');
-        if (*item == '\0') {
-            rc = kv_diag_set(diag, -KV_EINVAL, "empty entry in '%s'", spec);
-            break;
-        }
-        if (!eq) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (keys: %s)", item,
-                             KV_SLO_KEYS_HINT);
-            break;
-        }
-        *eq = '\0';
-        char *key = kv_trim(item), *val = kv_trim(eq + 1);
+    /* Empty entries are errors: "a=1,,b=2" or a trailing comma is a typo worth reporting. */
+    kv_kvlist list;
+    kv_kvlist_init(&list, spec, KV_KVLIST_PAIRS | KV_KVLIST_TRIM, "keys: " KV_SLO_KEYS_HINT);
+    kv_kvitem item;
+    while (rc == 0 && (rc = kv_kvlist_next(&list, &item, diag)) == 1) {
+        rc = 0;
+        const char *key = item.key, *val = item.value;
         kv_slo_unit unit;
         if (classify(key, &unit) != 0) {
             rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", key,
@@ -161,9 +148,8 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
             o->implicit = false;
             next.n++;
         }
-        item = comma ? comma + 1 : NULL;
     }
-    free(copy);
+    kv_kvlist_release(&list);
     if (rc == 0)
         *s = next;
     return rc;

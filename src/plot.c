@@ -2,20 +2,22 @@
  * figure, and move the finished files into place (see include/kvsim/plot.h for what is
  * drawn from what).
  *
- * Process.  gnuplot runs through fork + execv, never a shell: argv is
+ * Process.  gnuplot runs through the one child-process runner (kv_proc_run), never a
+ * shell: argv is
  *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
- * with stdin and stdout on /dev/null and stderr on a pipe.  The figures of a directory
- * are independent, so their gnuplots run at once (at most KV_PLOT_MAX_FIGURES processes:
- * a long run's figures each make one pass over timeseries.csv, seconds for 300,000
- * rows) and their stderr pipes are drained together with poll.  gnuplot prints warnings
- * on stderr even when it succeeds, so stderr only matters when the exit status is not 0:
- * then its last meaningful line (gnuplot ends with '"script" line N: what went wrong')
- * becomes the one-line diagnostic.  Only the last STDERR_KEEP bytes are kept.
+ * with stdin and stdout on /dev/null and stderr in a temp file beside the figures.  The
+ * figures of a directory are independent, so their gnuplots run at once (at most
+ * KV_PLOT_MAX_FIGURES processes: a long run's figures each make one pass over
+ * timeseries.csv, seconds for 300,000 rows).  gnuplot prints warnings on stderr even when
+ * it succeeds, so stderr only matters when the exit status is not 0: then its last
+ * meaningful line (gnuplot ends with '"script" line N: what went wrong') becomes the
+ * one-line diagnostic.  Only the last STDERR_KEEP bytes are read.
  *
  * Atomicity.  Each script writes NAME.png<suffix> and NAME.svg<suffix> with suffix
  * ".tmp-<pid>"; after gnuplot exits 0 both are renamed to NAME.png and NAME.svg (rename(2)
  * in one directory is atomic).  On any failure the temporaries are unlinked, so a reader
- * never sees a half-drawn figure under its final name.
+ * never sees a half-drawn figure under its final name; NAME.stderr<suffix> is always
+ * removed.
  *
  * Out of scope: parsing the inputs (plot_vars.c), printing, and choosing where the scripts
  * and gnuplot are (src/cli/cmd_plot.c: the core reads no environment).
@@ -24,20 +26,19 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
+#include "kvsim/proc.h"
 #include "plot_internal.h"
 
-enum { STDERR_KEEP = 8192 }; /* > the 4096-byte read chunk */
+enum { STDERR_KEEP = 8192 }; /* the tail of gnuplot's stderr read for its message */
 
 static bool is_dir(const char *path)
 {
@@ -51,17 +52,9 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-char *kv__path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static bool has_file(const char *dir, const char *name)
 {
-    char *p = kv__path_join(dir, name);
+    char *p = kv_path_join(dir, name);
     bool ok = is_file(p);
     free(p);
     return ok;
@@ -116,7 +109,7 @@ static char *search_path(const char *name, const char *path)
             char *dir = kv_xmalloc(len + 1);
             memcpy(dir, p, len);
             dir[len] = '\0';
-            char *cand = kv__path_join(dir, name);
+            char *cand = kv_path_join(dir, name);
             free(dir);
             if (is_file(cand) && access(cand, X_OK) == 0)
                 return cand;
@@ -174,11 +167,9 @@ static void summarise_stderr(const char *buf, size_t len, char *msg, size_t n)
 /* One gnuplot process drawing one figure. */
 typedef struct child {
     const kv__fig *fig;
-    pid_t pid; /* 0 when it never started */
-    int fd;    /* read end of its stderr; -1 once at end of file */
-    char *err; /* the last STDERR_KEEP bytes of its stderr */
-    size_t len;
-    char *tmp[2]; /* NAME.png / NAME.svg with the temp suffix */
+    char *argv[5];  /* gnuplot -e VARS SCRIPT NULL; VARS and SCRIPT owned */
+    char *err_path; /* its stderr: a temp file beside the figures */
+    char *tmp[2];   /* NAME.png / NAME.svg with the temp suffix */
     char *final[2];
 } child;
 
@@ -187,15 +178,31 @@ static const char *const exts[] = {"png", "svg"};
 /* dir/NAME.EXT + suffix, malloc'd. */
 static char *figure_path(const char *dir, const char *name, const char *ext, const char *suffix)
 {
-    size_t n = strlen(dir) + strlen(name) + strlen(ext) + strlen(suffix) + 3;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s/%s.%s%s", dir, name, ext, suffix);
-    return p;
+    char base[128];
+    snprintf(base, sizeof base, "%s.%s%s", name, ext, suffix);
+    return kv_path_join(dir, base);
 }
 
-/* Start gnuplot on plots/<fig>.gp with the common and the figure's variables.  0, or
- * -KV_E* with the diag set (c->pid stays 0). */
-static int spawn(child *c, const char *gnuplot, const char *plots, const char *dir, kv_diag *diag)
+static void child_release(child *c)
+{
+    if (c->err_path)
+        unlink(c->err_path);
+    for (int i = 0; i < 2; i++) {
+        if (c->tmp[i])
+            unlink(c->tmp[i]); /* no-op after a successful rename */
+        free(c->tmp[i]);
+        free(c->final[i]);
+    }
+    free(c->argv[2]);
+    free(c->argv[3]);
+    free(c->err_path);
+    memset(c, 0, sizeof *c);
+}
+
+/* The job that draws c's figure: gnuplot on plots/<fig>.gp with the common and the
+ * figure's variables.  0, or -KV_ENOENT with the diag set (c released). */
+static int prepare(child *c, kv_job *job, const char *gnuplot, const char *plots, const char *dir,
+                   kv_diag *diag)
 {
     char suffix[32];
     snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
@@ -203,138 +210,72 @@ static int spawn(child *c, const char *gnuplot, const char *plots, const char *d
         c->tmp[i] = figure_path(dir, c->fig->name, exts[i], suffix);
         c->final[i] = figure_path(dir, c->fig->name, exts[i], "");
     }
+    c->err_path = figure_path(dir, c->fig->name, "stderr", suffix);
     char script_name[64];
     snprintf(script_name, sizeof script_name, "%s.gp", c->fig->name);
-    char *script = kv__path_join(plots, script_name);
-    if (!is_file(script)) {
-        int rc = kv_diag_set(diag, -KV_ENOENT, "no gnuplot script '%s'", script);
-        free(script);
+    c->argv[3] = kv_path_join(plots, script_name);
+    if (!is_file(c->argv[3])) {
+        int rc = kv_diag_set(diag, -KV_ENOENT, "no gnuplot script '%s'", c->argv[3]);
+        child_release(c);
         return rc;
     }
-    kv__gpvars vars = {NULL, 0, 0};
+    kv_buf vars = {0};
     kv__gpvars_str(&vars, "dir", dir);
     kv__gpvars_str(&vars, "outdir", dir);
     kv__gpvars_str(&vars, "plots", plots);
     kv__gpvars_str(&vars, "suffix", suffix);
     if (c->fig->vars.s)
-        kv__gpvars_append(&vars, c->fig->vars.s);
-
-    int rc = 0, err_pipe[2];
-    if (pipe(err_pipe) != 0) {
-        rc = kv_diag_set(diag, -KV_EIO, "cannot run gnuplot: pipe: %s", strerror(errno));
-    } else {
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-            int null_fd = open("/dev/null", O_RDWR);
-            if (null_fd >= 0) {
-                dup2(null_fd, 0);
-                dup2(null_fd, 1);
-            }
-            dup2(err_pipe[1], 2);
-            close(err_pipe[0]);
-            close(err_pipe[1]);
-            char *argv[] = {(char *)"gnuplot", (char *)"-e", vars.s, script, NULL};
-            execv(gnuplot, argv);
-            /* Only async-signal-safe calls after a failed exec in the child. */
-            static const char msg[] = "cannot execute gnuplot\n";
-            ssize_t w = write(2, msg, sizeof msg - 1);
-            (void)w;
-            _exit(127);
-        }
-        close(err_pipe[1]);
-        if (pid < 0) {
-            rc = kv_diag_set(diag, -KV_EIO, "cannot run gnuplot: fork: %s", strerror(errno));
-            close(err_pipe[0]);
-        } else {
-            c->pid = pid;
-            c->fd = err_pipe[0];
-            c->err = kv_xmalloc(STDERR_KEEP);
-        }
-    }
-    kv__gpvars_release(&vars);
-    free(script);
-    return rc;
+        kv_buf_puts(&vars, c->fig->vars.s);
+    c->argv[0] = (char *)"gnuplot";
+    c->argv[1] = (char *)"-e";
+    c->argv[2] = vars.s;
+    *job = (kv_job){.program = gnuplot, .argv = c->argv, .stderr_path = c->err_path};
+    return 0;
 }
 
-/* Read every child's stderr until each reaches end of file (all at once, with poll, so
- * no gnuplot blocks on a full pipe while another is being read). */
-static void drain(child *cs, int n)
+/* The last STDERR_KEEP bytes of a file, summarised into msg. */
+static void stderr_tail(const char *path, char *msg, size_t n)
 {
-    struct pollfd pfd[KV_PLOT_MAX_FIGURES];
-    for (;;) {
-        int open_fds = 0;
-        for (int i = 0; i < n; i++) {
-            pfd[i].fd = cs[i].pid ? cs[i].fd : -1; /* poll ignores negative fds */
-            pfd[i].events = POLLIN;
-            pfd[i].revents = 0;
-            open_fds += pfd[i].fd >= 0;
-        }
-        if (open_fds == 0)
-            return;
-        if (poll(pfd, (nfds_t)n, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            return; /* cannot happen with valid fds; the waits below still reap */
-        }
-        for (int i = 0; i < n; i++) {
-            if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            child *c = &cs[i];
-            char chunk[4096];
-            ssize_t r = read(c->fd, chunk, sizeof chunk);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                close(c->fd);
-                c->fd = -1;
-                continue;
-            }
-            size_t k = (size_t)r; /* ≤ sizeof chunk < STDERR_KEEP: keep the tail */
-            if (c->len + k > STDERR_KEEP) {
-                size_t drop = c->len + k - STDERR_KEEP;
-                memmove(c->err, c->err + drop, c->len - drop);
-                c->len -= drop;
-            }
-            memcpy(c->err + c->len, chunk, k);
-            c->len += k;
-        }
+    char *buf = kv_xmalloc(STDERR_KEEP);
+    size_t len = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > STDERR_KEEP)
+            fseek(f, -(long)STDERR_KEEP, SEEK_END);
+        else
+            rewind(f);
+        len = fread(buf, 1, STDERR_KEEP, f);
+        fclose(f);
     }
+    summarise_stderr(buf, len, msg, n);
+    free(buf);
 }
 
-/* Reap the child and move its figure into place (or remove its temporaries).  Returns 0,
- * or -KV_EIO with the diag naming the figure and gnuplot's complaint. */
-static int finish(child *c, kv_diag *diag)
+/* Move a finished job's figure into place (or remove its temporaries).  Returns 0, or
+ * -KV_EIO with the diag naming the figure and gnuplot's complaint. */
+static int finish(child *c, const kv_job *job, kv_diag *diag)
 {
-    int rc = 0, status = 0;
-    if (c->pid) {
-        while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        if (WIFSIGNALED(status)) {
-            rc = kv_diag_set(diag, -KV_EIO, "gnuplot was killed by signal %d drawing '%s'",
-                             WTERMSIG(status), c->fig->name);
-        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            char msg[300];
-            summarise_stderr(c->err, c->len, msg, sizeof msg);
-            rc = kv_diag_set(diag, -KV_EIO, "gnuplot failed drawing '%s' (exit %d): %s",
-                             c->fig->name, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                             *msg ? msg : "no message");
-        }
-        for (int i = 0; rc == 0 && i < 2; i++)
-            if (!is_file(c->tmp[i]))
-                rc = kv_diag_set(diag, -KV_EIO, "gnuplot did not write '%s'", c->tmp[i]);
-        for (int i = 0; rc == 0 && i < 2; i++)
-            if (rename(c->tmp[i], c->final[i]) != 0)
-                rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", c->tmp[i],
-                                 strerror(errno));
+    int rc = 0;
+    if (job->exit_code < 0) { /* exec failed: said as shells say it, exit status 127 */
+        rc = kv_diag_set(diag, -KV_EIO,
+                         "gnuplot failed drawing '%s' (exit 127): cannot execute gnuplot",
+                         c->fig->name);
+    } else if (job->signal) {
+        rc = kv_diag_set(diag, -KV_EIO, "gnuplot was killed by signal %d drawing '%s'", job->signal,
+                         c->fig->name);
+    } else if (job->exit_code != 0) {
+        char msg[300];
+        stderr_tail(c->err_path, msg, sizeof msg);
+        rc = kv_diag_set(diag, -KV_EIO, "gnuplot failed drawing '%s' (exit %d): %s", c->fig->name,
+                         job->exit_code, *msg ? msg : "no message");
     }
-    for (int i = 0; i < 2; i++) {
-        if (c->tmp[i])
-            unlink(c->tmp[i]); /* no-op after a successful rename */
-        free(c->tmp[i]);
-        free(c->final[i]);
-    }
-    free(c->err);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        if (!is_file(c->tmp[i]))
+            rc = kv_diag_set(diag, -KV_EIO, "gnuplot did not write '%s'", c->tmp[i]);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        if (rename(c->tmp[i], c->final[i]) != 0)
+            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", c->tmp[i], strerror(errno));
+    child_release(c);
     return rc;
 }
 
@@ -376,18 +317,20 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
     /* Every figure's gnuplot runs at once (each reads its own inputs and writes its own
      * files); the first failure in figure order is the one reported. */
     child cs[KV_PLOT_MAX_FIGURES];
+    kv_job jobs[KV_PLOT_MAX_FIGURES];
     memset(cs, 0, sizeof cs);
-    int started = 0;
-    for (int i = 0; rc == 0 && i < figs.n; i++, started++) {
-        cs[i].fig = &figs.f[i];
-        cs[i].fd = -1;
-        rc = spawn(&cs[i], gnuplot, plots, dir, diag);
+    int ready = 0;
+    for (; rc == 0 && ready < figs.n; ready++) {
+        cs[ready].fig = &figs.f[ready];
+        if ((rc = prepare(&cs[ready], &jobs[ready], gnuplot, plots, dir, diag)) != 0)
+            break;
     }
-    drain(cs, started);
-    for (int i = 0; i < started; i++) {
+    kv_proc_run(jobs, (size_t)ready, (unsigned)ready, NULL, NULL);
+    for (int i = 0; i < ready; i++) {
         kv_diag d;
-        int r = finish(&cs[i], &d);
-        if (r == 0 && cs[i].pid)
+        int r = finish(&cs[i], &jobs[i], &d);
+        free(jobs[i].failure);
+        if (r == 0)
             rep->figures[rep->n_figures++] = figs.f[i].name;
         else if (r != 0 && rc == 0) {
             rc = r;

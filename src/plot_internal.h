@@ -8,25 +8,18 @@
 #include <stddef.h>
 
 #include "kvsim/plot.h"
+#include "kvsim/strbuf.h"
 
-/* A gnuplot `-e` argument under construction: "name = value; name = 'text'; ...". */
-typedef struct kv__gpvars {
-    char *s; /* NUL-terminated; NULL while empty */
-    size_t len, cap;
-} kv__gpvars;
-
-void kv__gpvars_num(kv__gpvars *v, const char *name, double x); /* non-finite: skipped */
-/* Raw text, already "name = value; " formed. */
-void kv__gpvars_append(kv__gpvars *v, const char *text);
+/* A gnuplot `-e` argument is built in a kv_buf: "name = value; name = 'text'; ...". */
+void kv__gpvars_num(kv_buf *v, const char *name, double x); /* non-finite: skipped */
 /* A string, single-quoted for gnuplot ('' for a quote; control characters become spaces). */
-void kv__gpvars_str(kv__gpvars *v, const char *name, const char *text);
-void kv__gpvars_release(kv__gpvars *v);
+void kv__gpvars_str(kv_buf *v, const char *name, const char *text);
 
 /* One figure to draw: plots/<name>.gp with these variables (plot.c adds dir, outdir,
  * plots and suffix). */
 typedef struct kv__fig {
     const char *name; /* static: "blocks", "sweep_watermark", ... */
-    kv__gpvars vars;
+    kv_buf vars;      /* the figure's own variables */
 } kv__fig;
 
 typedef struct kv__figlist {
@@ -70,8 +63,5 @@ bool kv__parse_num(const char *s, double *out);
 bool kv__same_value(const char *a, const char *b);
 /* Distinct values in column col. */
 size_t kv__n_distinct(const kv__table *t, int col);
-
-/* dir/name, malloc'd. */
-char *kv__path_join(const char *dir, const char *name);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "plot_internal.h"
 
 enum { MAX_TABLE = 64 << 20 };
@@ -166,7 +167,7 @@ static int table_parse(kv__table *t, const char *text, size_t len, kv_diag *diag
 int kv__table_load(kv__table *t, const char *dir, const char *name, kv_diag *diag)
 {
     memset(t, 0, sizeof *t);
-    t->path = kv__path_join(dir, name);
+    t->path = kv_path_join(dir, name);
     FILE *f = fopen(t->path, "rb");
     if (!f)
         return kv_diag_set(diag, -KV_EIO, "cannot open '%s'", t->path);

@@ -30,64 +30,34 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "kvsim/report.h"
 #include "kvsim/summary.h"
+#include "kvsim/text.h"
 #include "plot_internal.h"
 
 enum { THIN_TARGET = 1000 };
 
 /* ---- gnuplot variables --------------------------------------------------------------- */
 
-static void append(kv__gpvars *v, const char *s, size_t n)
+void kv__gpvars_num(kv_buf *v, const char *name, double x)
 {
-    void *p = v->s;
-    kv_grow(&p, &v->cap, v->len + n + 1, 1);
-    v->s = p;
-    memcpy(v->s + v->len, s, n);
-    v->len += n;
-    v->s[v->len] = '\0';
-}
-
-static void append_str(kv__gpvars *v, const char *s)
-{
-    append(v, s, strlen(s));
-}
-
-void kv__gpvars_append(kv__gpvars *v, const char *text)
-{
-    append_str(v, text);
-}
-
-void kv__gpvars_num(kv__gpvars *v, const char *name, double x)
-{
-    if (!isfinite(x))
-        return;
-    char buf[128];
     /* %.17g may print "1e+20": valid gnuplot.  Integers stay integers ("28180"). */
-    snprintf(buf, sizeof buf, "%s = %.17g; ", name, x);
-    append_str(v, buf);
+    if (isfinite(x))
+        kv_buf_printf(v, "%s = %.17g; ", name, x);
 }
 
-void kv__gpvars_str(kv__gpvars *v, const char *name, const char *text)
+void kv__gpvars_str(kv_buf *v, const char *name, const char *text)
 {
-    append_str(v, name);
-    append_str(v, " = '");
+    kv_buf_puts(v, name);
+    kv_buf_puts(v, " = '");
     for (const char *p = text; *p; p++) {
         if (*p == '\'')
-            append(v, "''", 2);
-        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            append(v, " ", 1);
+            kv_buf_puts(v, "''");
         else
-            append(v, p, 1);
+            kv_buf_putc(v, (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p);
     }
-    append_str(v, "'; ");
-}
-
-void kv__gpvars_release(kv__gpvars *v)
-{
-    free(v->s);
-    v->s = NULL;
-    v->len = v->cap = 0;
+    kv_buf_puts(v, "'; ");
 }
 
 kv__fig *kv__figlist_add(kv__figlist *l, const char *name)
@@ -102,33 +72,11 @@ kv__fig *kv__figlist_add(kv__figlist *l, const char *name)
 void kv__figlist_release(kv__figlist *l)
 {
     for (int i = 0; i < l->n; i++)
-        kv__gpvars_release(&l->f[i].vars);
+        kv_buf_release(&l->f[i].vars);
     l->n = 0;
 }
 
 /* ---- small helpers ------------------------------------------------------------------- */
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-/* 28181 → "28,181". */
-static void with_commas(char *out, size_t n, double x)
-{
-    char digits[32];
-    snprintf(digits, sizeof digits, "%.0f", fabs(x));
-    size_t len = strlen(digits), o = 0;
-    if (x < 0 && o + 1 < n)
-        out[o++] = '-';
-    for (size_t i = 0; i < len && o + 1 < n; i++) {
-        if (i > 0 && (len - i) % 3 == 0 && o + 1 < n)
-            out[o++] = ',';
-        out[o++] = digits[i];
-    }
-    out[o] = '\0';
-}
 
 /* Append "sep" then printf text to a fixed buffer, truncating. */
 static void add_part(char *buf, size_t n, const char *sep, const char *text)
@@ -141,7 +89,7 @@ static void add_part(char *buf, size_t n, const char *sep, const char *text)
 
 static int load_json(const char *dir, const char *name, json_t **out, kv_diag *diag)
 {
-    char *path = kv__path_join(dir, name);
+    char *path = kv_path_join(dir, name);
     json_error_t e;
     *out = json_load_file(path, 0, &e);
     int rc = 0;
@@ -204,7 +152,7 @@ static int load_summary(const char *dir, kv_summary *sum, kv_diag *diag)
     int rc = load_json(dir, "summary.json", &j, diag);
     if (rc != 0)
         return rc;
-    char *path = kv__path_join(dir, "summary.json");
+    char *path = kv_path_join(dir, "summary.json");
     rc = kv_summary_from_json(j, path, sum, diag);
     free(path);
     json_decref(j);
@@ -217,7 +165,7 @@ static void run_title(const kv_summary *s, char *title, size_t n)
     const kv_summary_config *c = &s->config;
     char part[160], num[32];
     title[0] = '\0';
-    add_part(title, n, " · ", base_name(c->trace));
+    add_part(title, n, " · ", kv_path_base(c->trace));
     snprintf(part, sizeof part, "%s on %s", c->model, c->gpu);
     if (c->tp > 1 || c->pp > 1) {
         size_t l = strlen(part);
@@ -227,7 +175,7 @@ static void run_title(const kv_summary *s, char *title, size_t n)
     add_part(title, n, " · ", part);
     snprintf(part, sizeof part, "block %llu tokens", (unsigned long long)c->block_size);
     add_part(title, n, " · ", part);
-    with_commas(num, sizeof num, (double)s->blocks.num_blocks);
+    kv_grouped(num, sizeof num, (double)s->blocks.num_blocks);
     snprintf(part, sizeof part, "%s blocks", num);
     add_part(title, n, " · ", part);
     snprintf(part, sizeof part, "watermark %g", c->watermark);
@@ -241,7 +189,7 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
     if (rc != 0)
         return rc;
     double rows = 0;
-    char *ts = kv__path_join(dir, "timeseries.csv");
+    char *ts = kv_path_join(dir, "timeseries.csv");
     rc = count_rows(ts, &rows, diag);
     free(ts);
     if (rc != 0) {
@@ -307,7 +255,7 @@ static void knob_text(const knob *k, const char *value, char *out, size_t n)
     double x;
     char num[32];
     if (strcmp(k->col, "num_blocks") == 0 && kv__parse_num(value, &x)) {
-        with_commas(num, sizeof num, x);
+        kv_grouped(num, sizeof num, x);
         snprintf(out, n, "%s blocks", num);
     } else if (strcmp(k->col, "kv_budget_bytes") == 0 && kv__parse_num(value, &x)) {
         snprintf(out, n, "KV %.4g GiB", x / (1024.0 * 1024.0 * 1024.0));
@@ -443,24 +391,24 @@ static int sweep_chart(const kv__table *t, int x, kv__fig *fig, kv_diag *diag)
     }
     kv__gpvars_str(&fig->vars, "title_info", title);
 
-    kv__gpvars rowgroup = {NULL, 0, 0};
+    kv_buf rowgroup = {0};
     for (size_t r = 0; r < t->n_rows; r++) {
         snprintf(text, sizeof text, r ? " %zu" : "%zu", group[r]);
-        append_str(&rowgroup, text);
+        kv_buf_puts(&rowgroup, text);
     }
     kv__gpvars_str(&fig->vars, "rowgroup", rowgroup.s ? rowgroup.s : "");
-    kv__gpvars_release(&rowgroup);
+    kv_buf_release(&rowgroup);
 
     /* The swept values, sorted, for the tics. */
     qsort(xs, t->n_rows, sizeof *xs, cmp_double);
-    kv__gpvars vals = {NULL, 0, 0};
+    kv_buf vals = {0};
     for (size_t r = 0; r < t->n_rows; r++)
         if (r == 0 || xs[r] != xs[r - 1]) {
             snprintf(text, sizeof text, r ? " %.10g" : "%.10g", xs[r]);
-            append_str(&vals, text);
+            kv_buf_puts(&vals, text);
         }
     kv__gpvars_str(&fig->vars, "xvals", vals.s);
-    kv__gpvars_release(&vals);
+    kv_buf_release(&vals);
     free(xs);
     free(group);
     free(rep);
@@ -546,7 +494,7 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         }
     }
     json_t *plan = NULL;
-    char *json_path = kv__path_join(dir, "plan.json");
+    char *json_path = kv_path_join(dir, "plan.json");
     FILE *probe = fopen(json_path, "rb");
     free(json_path);
     if (probe) {
@@ -565,7 +513,7 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         char title[512] = "", part[64];
         const char *trace = plan ? jstr(plan, "trace") : NULL;
         if (trace)
-            add_part(title, sizeof title, " · ", base_name(trace));
+            add_part(title, sizeof title, " · ", kv_path_base(trace));
         snprintf(part, sizeof part, "%zu loads", t.n_rows);
         add_part(title, sizeof title, " · ", part);
         kv__gpvars_str(&f->vars, "title_info", title);

@@ -1,13 +1,14 @@
 /* proc: the child-process runner (include/kvsim/proc.h).
  *
- * Each job is posix_spawn("/proc/self/exe", argv): the same kvsim, no shell, no PATH
- * lookup, so what runs is exactly the argv built (and sweep's --emit-jobs prints).  A
+ * Each job is posix_spawn(program, argv), "/proc/self/exe" unless the job names another
+ * program: no shell, no PATH lookup, so what runs is exactly the argv built (and sweep's
+ * --emit-jobs prints).  A
  * failed exec is posix_spawn's return value, recorded as the job's failure.  A pool of
  * `parallel` slots: start jobs in order while a slot is free, then waitpid(-1) for any
  * child; waitpid's status gives the exit code or the signal.
  *
  * Invariant: running = number of started jobs not yet reaped ≤ parallel.  Every child is
- * reaped before sweep_exec returns (no zombies, no orphans writing after sweep.csv).
+ * reaped before kv_proc_run returns (no zombies, no orphans writing after sweep.csv).
  * Complexity: O(n · parallel) to map a pid back to its job — n and parallel are small.
  */
 #include <errno.h>
@@ -74,11 +75,16 @@ static int start(kv_job *j, pid_t *pid)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    int e = posix_spawn(pid, "/proc/self/exe", &fa, NULL, j->argv, environ);
+    const char *prog = j->program ? j->program : "/proc/self/exe";
+    int e = posix_spawn(pid, prog, &fa, NULL, j->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fd);
     if (e != 0) {
-        j->failure = xprintf2("cannot execute '/proc/self/exe': ", strerror(e));
+        char *t = xprintf2("cannot execute '", prog);
+        char *u = xprintf2(t, "': ");
+        j->failure = xprintf2(u, strerror(e));
+        free(t);
+        free(u);
         return -1;
     }
     return 0;
@@ -87,6 +93,7 @@ static int start(kv_job *j, pid_t *pid)
 static void finish(kv_job *j, int status)
 {
     j->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    j->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     struct stat st;
     if (j->exit_code != 0)
         j->failure = describe_failure(j);
@@ -100,6 +107,7 @@ void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress pro
     size_t next = 0, running = 0, done = 0;
     for (size_t i = 0; i < n; i++) {
         jobs[i].exit_code = -1;
+        jobs[i].signal = 0;
         jobs[i].failure = NULL;
     }
     while (done < n) {

@@ -4,7 +4,7 @@
  * inputs: JSON keys in a fixed insertion order, numbers printed with fixed formats, times
  * from integer nanoseconds.  Wall-clock figures live in perf.json only.
  *
- * Atomicity: each file is written as "<name>.tmp" in the output directory and renamed
+ * Atomicity: each file is a kv_afile (a temp file in the output directory) and is renamed
  * into place by kv_out_commit only after every file was written and closed without error
  * (fflush/ferror/fclose checked).  rename(2) within one directory is atomic, so a reader
  * sees either the old complete file or the new complete one.
@@ -15,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "kvsim/strbuf.h"
 
 /* ---- CSV rows ----------------------------------------------------------------------- */
@@ -199,6 +202,24 @@ void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
     kv_buf_putc(b, '\n');
 }
 
+/* ---- perf.json ---------------------------------------------------------------------- */
+
+json_t *kv_report_perf_json(double wall, const kv_run_result *r)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    json_t *p = json_object();
+    json_object_set_new(p, "wall_s", json_real(wall));
+    json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
+    json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
+    json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
+    json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
+    json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
+    json_object_set_new(p, "sim_seconds_per_wall_second",
+                        json_real(wall > 0 ? (double)r->sim_time_ns / 1e9 / wall : 0));
+    return p;
+}
+
 /* ---- atomic files ------------------------------------------------------------------- */
 
 enum { F_TIMESERIES, F_REQUESTS, F_SUMMARY, F_PERF, F_COUNT };
@@ -207,10 +228,8 @@ static const char *const file_names[F_COUNT] = {"timeseries.csv", "requests.csv"
 
 struct kv_out {
     char *dir;
-    char *tmp[F_COUNT]; /* temp paths; NULL when not created */
-    FILE *ts;
-    kv_buf row; /* timeseries rows not yet handed to stdio */
-    bool committed;
+    kv_afile file[F_COUNT]; /* timeseries.csv from kv_out_open, the others at commit */
+    kv_buf row;             /* timeseries rows not yet handed to stdio */
 };
 
 /* Rows are formatted into a buffer and written in large pieces. */
@@ -219,16 +238,16 @@ enum { ROW_FLUSH = 1 << 16 };
 static void flush_rows(kv_out *o)
 {
     if (o->row.len)
-        fwrite(o->row.s, 1, o->row.len, o->ts);
+        fwrite(o->row.s, 1, o->row.len, o->file[F_TIMESERIES].f);
     kv_buf_reset(&o->row);
 }
 
-static char *join_path(const char *dir, const char *name, const char *suffix)
+static int open_file(kv_out *o, int which, kv_diag *diag)
 {
-    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
-    char *p = kv_xmalloc(n);
-    snprintf(p, n, "%s/%s%s", dir, name, suffix);
-    return p;
+    char *path = kv_path_join(o->dir, file_names[which]);
+    int rc = kv_afile_open(&o->file[which], path, diag);
+    free(path);
+    return rc;
 }
 
 int kv_mkdir_p(const char *dir, kv_diag *diag)
@@ -256,37 +275,6 @@ int kv_mkdir_p(const char *dir, kv_diag *diag)
     return rc;
 }
 
-static int close_checked(FILE *f, const char *path, kv_diag *diag)
-{
-    int bad = fflush(f) != 0 || ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad)
-        return kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", path,
-                           errno ? strerror(errno) : "write error");
-    return 0;
-}
-
-int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag)
-{
-    char *tmp = join_path(path, "", ".tmp");
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (!f) {
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-    } else {
-        if (json_dumpf(v, f, KV_JSON_FLAGS) != 0)
-            errno = EIO;
-        fputc('\n', f);
-        rc = close_checked(f, tmp, diag);
-        if (rc == 0 && rename(tmp, path) != 0)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", tmp, strerror(errno));
-        if (rc != 0)
-            unlink(tmp);
-    }
-    free(tmp);
-    return rc;
-}
-
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 {
     *out = NULL;
@@ -295,13 +283,7 @@ int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
         return rc;
     kv_out *o = kv_xcalloc(1, sizeof *o);
     o->dir = kv_xstrdup(dir);
-    o->tmp[F_TIMESERIES] = join_path(dir, file_names[F_TIMESERIES], ".tmp");
-    o->ts = fopen(o->tmp[F_TIMESERIES], "w");
-    if (!o->ts) {
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[F_TIMESERIES],
-                         strerror(errno));
-        free(o->tmp[F_TIMESERIES]);
-        o->tmp[F_TIMESERIES] = NULL;
+    if ((rc = open_file(o, F_TIMESERIES, diag)) != 0) {
         kv_out_abort(o);
         return rc;
     }
@@ -318,82 +300,77 @@ void kv_out_sample(void *ctx, const kv_sample *s)
         flush_rows(o);
 }
 
-static int write_json_tmp(kv_out *o, int which, const json_t *v, kv_diag *diag)
+static int write_json(kv_out *o, int which, const json_t *v, kv_diag *diag)
 {
-    o->tmp[which] = join_path(o->dir, file_names[which], ".tmp");
-    FILE *f = fopen(o->tmp[which], "w");
-    if (!f)
-        return kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[which], strerror(errno));
-    int bad = json_dumpf(v, f, KV_JSON_FLAGS) != 0;
-    fputc('\n', f);
-    int rc = close_checked(f, o->tmp[which], diag);
-    if (rc == 0 && bad)
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", o->tmp[which]);
+    int rc = open_file(o, which, diag);
+    if (rc == 0 && (json_dumpf(v, o->file[which].f, KV_JSON_FLAGS) != 0 ||
+                    fputc('\n', o->file[which].f) == EOF))
+        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", o->file[which].path);
     return rc;
+}
+
+static int write_requests(kv_out *o, const kv_run_result *r, kv_diag *diag)
+{
+    int rc = open_file(o, F_REQUESTS, diag);
+    if (rc != 0)
+        return rc;
+    FILE *f = o->file[F_REQUESTS].f;
+    kv_buf b = {0};
+    kv_report_requests_header(&b);
+    for (size_t i = 0; i < r->n; i++) {
+        kv_report_request_row(&b, &r->reqs[i]);
+        if (b.len >= ROW_FLUSH) {
+            fwrite(b.s, 1, b.len, f);
+            kv_buf_reset(&b);
+        }
+    }
+    if (b.len)
+        fwrite(b.s, 1, b.len, f);
+    kv_buf_release(&b);
+    return 0;
 }
 
 int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv_run_result *r,
                   kv_diag *diag)
 {
     flush_rows(o);
-    FILE *ts = o->ts;
-    o->ts = NULL;
-    int rc = close_checked(ts, o->tmp[F_TIMESERIES], diag);
-    if (rc == 0) {
-        o->tmp[F_REQUESTS] = join_path(o->dir, file_names[F_REQUESTS], ".tmp");
-        FILE *f = fopen(o->tmp[F_REQUESTS], "w");
-        if (!f) {
-            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", o->tmp[F_REQUESTS],
-                             strerror(errno));
-        } else {
-            kv_buf b = {0};
-            kv_report_requests_header(&b);
-            for (size_t i = 0; i < r->n; i++) {
-                kv_report_request_row(&b, &r->reqs[i]);
-                if (b.len >= ROW_FLUSH) {
-                    fwrite(b.s, 1, b.len, f);
-                    kv_buf_reset(&b);
-                }
-            }
-            if (b.len)
-                fwrite(b.s, 1, b.len, f);
-            kv_buf_release(&b);
-            rc = close_checked(f, o->tmp[F_REQUESTS], diag);
-        }
-    }
+    int rc = kv_afile_close(&o->file[F_TIMESERIES], diag);
     if (rc == 0)
-        rc = write_json_tmp(o, F_SUMMARY, summary, diag);
+        rc = write_requests(o, r, diag);
+    if (rc == 0)
+        rc = write_json(o, F_SUMMARY, summary, diag);
     if (rc == 0 && perf)
-        rc = write_json_tmp(o, F_PERF, perf, diag);
-    for (int i = 0; rc == 0 && i < F_COUNT; i++) {
-        if (!o->tmp[i])
-            continue;
-        char *final = join_path(o->dir, file_names[i], "");
-        if (rename(o->tmp[i], final) != 0)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", o->tmp[i], strerror(errno));
-        else {
-            free(o->tmp[i]);
-            o->tmp[i] = NULL;
-        }
-        free(final);
-    }
-    o->committed = rc == 0;
+        rc = write_json(o, F_PERF, perf, diag);
+    /* Every file closed without error before any is renamed into place. */
+    for (int i = 0; rc == 0 && i < F_COUNT; i++)
+        rc = kv_afile_close(&o->file[i], diag);
+    for (int i = 0; rc == 0 && i < F_COUNT; i++)
+        rc = kv_afile_commit(&o->file[i], diag);
     return rc;
+}
+
+int kv_out_clear(const char *dir, kv_diag *diag)
+{
+    static const char *const names[] = {"summary.json", "perf.json", "timeseries.csv",
+                                        "requests.csv", "stderr.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *p = kv_path_join(dir, names[i]);
+        int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
+        free(p);
+        if (e)
+            return kv_diag_set(diag, -KV_EIO, "cannot remove '%s/%s': %s", dir, names[i],
+                               strerror(e));
+    }
+    return 0;
 }
 
 void kv_out_abort(kv_out *o)
 {
     if (!o)
         return;
-    if (o->ts)
-        fclose(o->ts);
     kv_buf_release(&o->row);
-    for (int i = 0; i < F_COUNT; i++) {
-        if (o->tmp[i]) {
-            unlink(o->tmp[i]);
-            free(o->tmp[i]);
-        }
-    }
+    for (int i = 0; i < F_COUNT; i++)
+        kv_afile_abort(&o->file[i]);
     free(o->dir);
     free(o);
 }

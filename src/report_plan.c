@@ -2,17 +2,17 @@
  * "Capacity planning" documents both).  Everything is derived from the recorded probes and
  * the search result (planner.h); nothing here replays.
  *
- * Files are written as "<name>.tmp" in DIR and renamed into place only when both were
- * written and closed without error.
+ * Both files are kv_afiles in DIR, renamed into place only when both were written and
+ * closed without error.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "kvsim/planner.h"
 #include "kvsim/report.h"
 
@@ -200,60 +200,32 @@ static void write_csv(FILE *f, const kv_plan *p)
     free(idx);
 }
 
-static char *join(const char *dir, const char *name, const char *suffix)
-{
-    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
-    char *s = kv_xmalloc(n);
-    snprintf(s, n, "%s/%s%s", dir, name, suffix);
-    return s;
-}
-
 enum { F_CSV, F_JSON, F_COUNT };
 
 int kv_plan_write_files(const kv_plan *p, const char *dir, kv_diag *diag)
 {
     static const char *const names[F_COUNT] = {"plan.csv", "plan.json"};
+    kv_afile f[F_COUNT];
+    memset(f, 0, sizeof f);
     int rc = kv_mkdir_p(dir, diag);
-    char *tmp[F_COUNT] = {NULL, NULL};
     for (int i = 0; rc == 0 && i < F_COUNT; i++) {
-        tmp[i] = join(dir, names[i], ".tmp");
-        FILE *f = fopen(tmp[i], "w");
-        if (!f) {
-            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp[i], strerror(errno));
-            free(tmp[i]);
-            tmp[i] = NULL;
-            break;
-        }
-        errno = 0;
-        if (i == F_CSV) {
-            write_csv(f, p);
-        } else {
-            json_t *j = kv_plan_json(p);
-            if (json_dumpf(j, f, KV_JSON_FLAGS))
-                errno = errno ? errno : EIO;
-            fputc('\n', f);
-            json_decref(j);
-        }
-        bool bad = fflush(f) != 0 || ferror(f);
-        bad |= fclose(f) != 0;
-        if (bad)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s': %s", tmp[i],
-                             errno ? strerror(errno) : "write error");
+        char *path = kv_path_join(dir, names[i]);
+        rc = kv_afile_open(&f[i], path, diag);
+        free(path);
     }
-    for (int i = 0; rc == 0 && i < F_COUNT; i++) {
-        char *final = join(dir, names[i], "");
-        if (rename(tmp[i], final) != 0)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", tmp[i], strerror(errno));
-        else {
-            free(tmp[i]);
-            tmp[i] = NULL;
-        }
-        free(final);
+    if (rc == 0) {
+        write_csv(f[F_CSV].f, p);
+        json_t *j = kv_plan_json(p);
+        if (json_dumpf(j, f[F_JSON].f, KV_JSON_FLAGS) != 0 || fputc('\n', f[F_JSON].f) == EOF)
+            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", f[F_JSON].path);
+        json_decref(j);
     }
-    for (int i = 0; i < F_COUNT; i++) {
-        if (tmp[i])
-            unlink(tmp[i]);
-        free(tmp[i]);
-    }
+    /* Both closed without error before either is renamed into place. */
+    for (int i = 0; rc == 0 && i < F_COUNT; i++)
+        rc = kv_afile_close(&f[i], diag);
+    for (int i = 0; rc == 0 && i < F_COUNT; i++)
+        rc = kv_afile_commit(&f[i], diag);
+    for (int i = 0; i < F_COUNT; i++)
+        kv_afile_abort(&f[i]);
     return rc;
 }

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/text.h"
+
 /* ---- the roofline parameter table ---------------------------------------------------- */
 
 /* id, name, field, lower bound, bound open, upper bound.  Order = describe's order.  link is
@@ -101,6 +103,20 @@ static int parse_num(const char *s, const char *end, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* "A,B,C": three non-negative numbers. */
+static int parse_linear(const char *args, double v[3])
+{
+    kv_kvlist list;
+    kv_kvlist_init(&list, args, 0, NULL);
+    kv_kvitem it;
+    int n = 0, got;
+    while ((got = kv_kvlist_next(&list, &it, NULL)) == 1 && n < 3 &&
+           parse_num(it.text, it.text + strlen(it.text), &v[n]) == 0)
+        n++;
+    kv_kvlist_release(&list);
+    return n == 3 && got == 0 ? 0 : -1;
 }
 
 static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const char *spec)
@@ -199,20 +215,12 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         return 0;
     }
     if (strncmp(spec, "linear:", 7) == 0) {
-        const char *p = spec + 7;
         double v[3];
-        for (int i = 0; i < 3; i++) {
-            const char *end = strchr(p, ',');
-            if (!end)
-                end = p + strlen(p);
-            /* A, B end at a comma; C ends the text. */
-            if ((i < 2) != (*end == ',') || parse_num(p, end, &v[i]) != 0)
-                return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': linear:A,B,C needs three non-negative "
-                                   "numbers (seconds, seconds/token, seconds/KV token read)",
-                                   spec);
-            p = end + 1;
-        }
+        if (parse_linear(spec + 7, v) != 0)
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "--time-model '%s': linear:A,B,C needs three non-negative "
+                               "numbers (seconds, seconds/token, seconds/KV token read)",
+                               spec);
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
             return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': a step must take some time",
                                spec);

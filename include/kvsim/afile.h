@@ -26,8 +26,12 @@ typedef struct kv_afile {
  * directory".  *a needs kv_afile_commit or kv_afile_abort either way (both are no-ops on a
  * failed open). */
 int kv_afile_open(kv_afile *a, const char *path, kv_diag *diag);
-/* Close and rename into place: 0, or -KV_EIO with diag "cannot write 'PATH': …" (the temp
- * file removed, the target untouched). */
+/* Flush and close, checking every error, but keep the temp name: for a group of files
+ * that are renamed into place only when all were written.  0, or -KV_EIO with diag
+ * "cannot write 'PATH': …" (the temp file removed, *a done).  A no-op when closed. */
+int kv_afile_close(kv_afile *a, kv_diag *diag);
+/* Close (if open) and rename into place: 0, or -KV_EIO with diag "cannot write 'PATH': …"
+ * (the temp file removed, the target untouched). */
 int kv_afile_commit(kv_afile *a, kv_diag *diag);
 /* Close and remove the temp file; the target is untouched.  Safe after a commit. */
 void kv_afile_abort(kv_afile *a);

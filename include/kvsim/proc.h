@@ -1,10 +1,11 @@
-/* proc: run this program's own binary as child processes, a bounded number at once — the
- * child-process runner behind `kvsim sweep` (and anything else that fans out).
+/* proc: run child processes, a bounded number at once — the one child-process runner,
+ * behind `kvsim sweep` (this binary, once per configuration) and the figures (gnuplot,
+ * once per figure).
  *
- * Each job is fork + execv("/proc/self/exe", argv): the same kvsim, no shell, no PATH
- * lookup, so what runs is exactly the argv built.  stdin and stdout go to /dev/null, stderr
- * to the job's own file (opened by the parent before forking, so an exec failure lands
- * there too).  Every child is reaped before kv_proc_run returns.
+ * Each job is posix_spawn(program, argv), by default "/proc/self/exe": the same kvsim; no
+ * shell, no PATH lookup, so what runs is exactly the argv built.  stdin and stdout go to
+ * /dev/null, stderr to the job's own file (opened by the parent before spawning).  Every
+ * child is reaped before kv_proc_run returns.
  */
 #ifndef KVSIM_PROC_H
 #define KVSIM_PROC_H
@@ -13,9 +14,11 @@
 #include <stddef.h>
 
 typedef struct kv_job {
-    char *const *argv;       /* NULL-terminated; argv[1…] are this binary's arguments */
+    const char *program;     /* the executable's path; NULL: this binary */
+    char *const *argv;       /* NULL-terminated; argv[1…] are the program's arguments */
     const char *stderr_path; /* the child's stderr goes here (truncated first) */
     int exit_code;           /* out: exit status, 128 + signal, or -1 if never started */
+    int signal;              /* out: the signal that ended it, or 0 */
     char *failure;           /* out, malloc'd: "exit 1: <first stderr line>"; NULL on 0 */
 } kv_job;
 

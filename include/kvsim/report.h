@@ -1,8 +1,9 @@
 /* report: the files a run writes (DESIGN §8), atomically.
  *
- * Every file goes to "<name>.tmp" in the output directory first; kv_out_commit renames
- * them into place only when all were written and closed without error, and kv_out_abort
- * removes them, so a failed run never leaves a truncated file that looks complete.
+ * Every file goes to a temp file in the output directory first (kv_afile); kv_out_commit
+ * renames them into place only when all were written and closed without error, and
+ * kv_out_abort removes them, so a failed run never leaves a truncated file that looks
+ * complete.
  * timeseries.csv streams one row per sample during the run (memory stays O(1) in steps).
  */
 #ifndef KVSIM_REPORT_H
@@ -35,6 +36,10 @@ void kv_report_request_row(kv_buf *b, const kv_req *r);
 void kv_report_timeseries_header(kv_buf *b);
 void kv_report_timeseries_row(kv_buf *b, const kv_sample *s);
 
+/* perf.json's object (new reference): wall time, peak RSS and simulation speed of a run
+ * that took wall seconds.  The only output with machine-dependent numbers. */
+json_t *kv_report_perf_json(double wall, const kv_run_result *r);
+
 /* ---- plan.json and plan.csv (report_plan.c) ------------------------------------------ */
 struct kv_plan;
 /* plan.json's object (new reference). */
@@ -42,6 +47,13 @@ json_t *kv_plan_json(const struct kv_plan *p);
 /* Write plan.csv and plan.json into dir (created if missing), each atomically.
  * 0 or -KV_EIO with a diag. */
 int kv_plan_write_files(const struct kv_plan *p, const char *dir, kv_diag *diag);
+
+/* ---- estimate (report_estimate.c) ----------------------------------------------------- */
+struct kv_estimate;
+/* `kvsim estimate --json`'s object (new reference): the setup, the options it was resolved
+ * from (for the budget's breakdown: gpu_util, reserve) and the estimate. */
+json_t *kv_estimate_json(const kv_setup *s, const kv_setup_options *so,
+                         const struct kv_estimate *e);
 
 /* ---- a run's files ------------------------------------------------------------------ */
 typedef struct kv_out kv_out; /* opaque */
@@ -57,13 +69,13 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
                   kv_diag *diag);
 /* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
 void kv_out_abort(kv_out *o);
+/* Remove the files a run writes from dir, and stderr.txt (where sweep keeps a failed run's
+ * messages), so none of an earlier run can be mistaken for this one's.  Missing files are
+ * fine.  0 or -KV_EIO with diag "cannot remove 'DIR/NAME': …". */
+int kv_out_clear(const char *dir, kv_diag *diag);
 
 /* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
  * directory …", "'x' is not a directory"). */
 int kv_mkdir_p(const char *dir, kv_diag *diag);
-
-/* Write a JSON value to path atomically (tmp + rename), 2-space indented, keys in
- * insertion order, ending in a newline. */
-int kv_write_json_file(const char *path, const json_t *v, kv_diag *diag);
 
 #endif

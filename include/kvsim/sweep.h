@@ -126,4 +126,19 @@ void kv_sweep_rows_sort(kv_sweep_row *rows, size_t n);
  * with a diag. */
 int kv_sweep_csv_write(const char *path, const kv_sweep_row *rows, size_t n, kv_diag *diag);
 
+/* ---- finished directories (sweep_collect.c) --------------------------------------------- */
+
+/* Whether dir holds a summary.json: one configuration, rather than a sweep directory. */
+bool kv_sweep_is_config_dir(const char *dir);
+/* Told about a configuration directory left out because it has no summary.json but a
+ * stderr.txt (one that sweep saw fail). */
+typedef void (*kv_sweep_left_out)(void *ctx, const char *dir);
+/* The rows of every finished configuration in dirs, sorted (kv_sweep_rows_sort): a
+ * configuration directory is one row, any other is searched one level deep; a directory
+ * given or found twice gives one row.  left_out may be NULL.  0, or -KV_EIO / -KV_EPARSE
+ * with a diag (an unreadable directory or summary); *rows (*n of them, each to release)
+ * must be freed either way. */
+int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
+                     kv_sweep_row **rows, size_t *n, kv_diag *diag);
+
 #endif

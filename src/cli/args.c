@@ -1,9 +1,10 @@
-/* args: option parsing and value parsing for every subcommand.
+/* args: the error line and the value parsers every command's handlers use.
  *
- * A deliberately small parser instead of getopt_long: subcommands combine option tables
- * (their own and shared groups) and every message names the command and the option.
- * Numbers are parsed strictly: the whole argument must be the number ("12x" is an error),
- * and range checks name the bound.
+ * cli_error is the one place a "kvsim: error:" line is printed: one line whatever the
+ * message quotes.  Numbers are parsed strictly: the whole argument must be the number
+ * ("12x" is an error), and range checks name the bound.  Sizes go through the core's
+ * kv_parse_size.  Every parser prints its error and returns CLI_USAGE; nothing here
+ * knows about commands (command.c parses argv).
  */
 #include "cli/cli.h"
 
@@ -13,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "kvsim/mem.h"
 
 int cli_error(int code, const char *fmt, ...)
 {
@@ -40,149 +39,6 @@ int cli_error(int code, const char *fmt, ...)
     }
     fputc('\n', stderr);
     return code;
-}
-
-/* The option tables of the command being run, for rendering library messages. */
-static const cli_opt *const *render_tables;
-
-static const cli_opt *find_name(const cli_opt *const *tables, const char *name, size_t len)
-{
-    for (const cli_opt *const *t = tables; t && *t; t++)
-        for (const cli_opt *o = *t; o->name; o++)
-            if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-                return o;
-    return NULL;
-}
-
-/* "{sample_every}" → "--sample-every" when that is an option of the command; any other
- * brace text is kept as it is (it may be a user's). */
-static void render(const char *msg, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const char *c = msg; *c && o + 1 < cap;) {
-        const char *close = *c == '{' ? strchr(c, '}') : NULL;
-        size_t n = close ? (size_t)(close - c - 1) : 0;
-        char dashed[64];
-        bool ident = close && n > 0 && n < sizeof dashed &&
-                     strspn(c + 1, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
-        if (ident) {
-            for (size_t i = 0; i < n; i++)
-                dashed[i] = c[1 + i] == '_' ? '-' : c[1 + i];
-            if (find_name(render_tables, dashed, n)) {
-                int w = snprintf(out + o, cap - o, "--%.*s", (int)n, dashed);
-                o = w > 0 && (size_t)w < cap - o ? o + (size_t)w : cap - 1;
-                c = close + 1;
-                continue;
-            }
-        }
-        out[o++] = *c++;
-    }
-    out[o < cap ? o : cap - 1] = '\0';
-}
-
-int cli_diag(int code, const kv_diag *diag)
-{
-    char msg[sizeof diag->msg + 256];
-    render(diag->msg, msg, sizeof msg);
-    return cli_error(code, "%s", msg);
-}
-
-int cli_code(int err)
-{
-    return err == -KV_EINVAL ? CLI_USAGE : CLI_RUNTIME;
-}
-
-void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv,
-                     const cli_opt *const *tables)
-{
-    render_tables = tables;
-    memset(p, 0, sizeof *p);
-    p->cmd = cmd;
-    p->argc = argc;
-    p->argv = argv;
-    p->i = 1;
-    p->tables = tables;
-    p->positional = kv_xcalloc((size_t)argc + 1, sizeof *p->positional);
-}
-
-void cli_parser_release(cli_parser *p)
-{
-    free(p->positional);
-    p->positional = NULL;
-}
-
-static const cli_opt *find_long(const cli_parser *p, const char *name, size_t len)
-{
-    return find_name(p->tables, name, len);
-}
-
-static const cli_opt *find_short(const cli_parser *p, char c)
-{
-    for (const cli_opt *const *t = p->tables; *t; t++)
-        for (const cli_opt *o = *t; o->name; o++)
-            if (o->short_name && o->short_name == c)
-                return o;
-    return NULL;
-}
-
-int cli_next(cli_parser *p, const char **arg)
-{
-    *arg = NULL;
-    while (p->i < p->argc) {
-        char *a = p->argv[p->i++];
-        if (p->no_more_options || a[0] != '-' || a[1] == '\0') {
-            p->positional[p->n_positional++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            p->no_more_options = true;
-            continue;
-        }
-        const cli_opt *o;
-        const char *inline_val = NULL;
-        if (a[1] == '-') {
-            const char *name = a + 2;
-            const char *eq = strchr(name, '=');
-            size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            o = find_long(p, name, len);
-            if (!o) {
-                cli_error(CLI_USAGE,
-                          "unknown option '--%.*s' for 'kvsim %s' (see 'kvsim %s --help')",
-                          (int)len, name, p->cmd, p->cmd);
-                return CLI_OPT_ERROR;
-            }
-            if (eq)
-                inline_val = eq + 1;
-        } else {
-            o = a[2] == '\0' ? find_short(p, a[1]) : NULL;
-            if (!o) {
-                /* A negative number is never an option here: treat "-5" as positional so
-                 * the command reports it in context. */
-                if ((a[1] >= '0' && a[1] <= '9') || a[1] == '.') {
-                    p->positional[p->n_positional++] = a;
-                    continue;
-                }
-                cli_error(CLI_USAGE, "unknown option '%s' for 'kvsim %s' (see 'kvsim %s --help')",
-                          a, p->cmd, p->cmd);
-                return CLI_OPT_ERROR;
-            }
-        }
-        if (o->has_arg) {
-            if (inline_val) {
-                *arg = inline_val;
-            } else if (p->i < p->argc) {
-                *arg = p->argv[p->i++];
-            } else {
-                cli_error(CLI_USAGE, "option '--%s' needs a value", o->name);
-                return CLI_OPT_ERROR;
-            }
-        } else if (inline_val) {
-            cli_error(CLI_USAGE, "option '--%s' takes no value", o->name);
-            return CLI_OPT_ERROR;
-        }
-        return o->id;
-    }
-    return CLI_OPT_END;
 }
 
 int cli_parse_count(const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
@@ -236,5 +92,13 @@ int cli_parse_double(const char *opt, const char *arg, double min, double max, d
     if (v < min || v > max)
         return cli_error(CLI_USAGE, "--%s: '%s' must be between %g and %g", opt, arg, min, max);
     *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *arg, uint64_t *out)
+{
+    kv_diag d;
+    if (kv_parse_size(arg, out, &d) != 0)
+        return cli_error(CLI_USAGE, "--%s: %s", opt, d.msg);
     return 0;
 }

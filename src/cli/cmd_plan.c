@@ -19,85 +19,114 @@
 #include "kvsim/planner.h"
 #include "kvsim/report.h"
 
-enum {
-    OPT_HELP = 1,
-    OPT_SLO,
-    OPT_OVER,
-    OPT_LOAD,
-    OPT_MIN,
-    OPT_MAX,
-    OPT_TOLERANCE,
-    OPT_CONFIRM,
-    OPT_MAX_PROBES,
-    OPT_OUT,
-    OPT_JSON,
-    OPT_QUIET,
-    OPT_PLOT,
+typedef struct plan_args {
+    const char *slo_specs[16];
+    int n_slo;
+    const char *over, *load, *min, *max, *out; /* parsed once the setup is known */
+    double tolerance, confirm;
+    uint32_t max_probes;
+    bool json, quiet, plot;
+    kv_sim_options so;
+    kv_setup_options mo;
+} plan_args;
+
+enum { OPT_SLO = 1, OPT_TOLERANCE, OPT_CONFIRM, OPT_MAX_PROBES };
+
+#define PA plan_args
+
+static const cli_opt slo_opts[] = {
+    {"slo", 0, "SPEC", CLI_ID(OPT_SLO),
+     "comma list of KEY=VALUE upper bounds (repeatable), e.g.\n"
+     "ttft_p99=2s,tpot_p99=100ms,preemption_rate=0.01\n"
+     "latency keys: ttft, tpot, e2e, queue with _p50, _p90,\n"
+     "_p95, _p99, _max or _mean; values need a unit: s, ms, us.\n"
+     "preemption_rate = preemptions / requests in the trace;\n"
+     "reject_rate = (rejected + unfinished) / requests, implied\n"
+     "reject_rate=0 unless given. Rates: 0.01 or 1%.\n"
+     "A probe meets the SLOs when every figure is <= its bound."},
+    {0},
 };
 
-static const cli_opt options[] = {
-    {"help", 'h', false, OPT_HELP},
-    {"slo", 0, true, OPT_SLO},
-    {"over", 0, true, OPT_OVER},
-    {"load", 0, true, OPT_LOAD},
-    {"min", 0, true, OPT_MIN},
-    {"max", 0, true, OPT_MAX},
-    {"tolerance", 0, true, OPT_TOLERANCE},
-    {"confirm", 0, true, OPT_CONFIRM},
-    {"max-probes", 0, true, OPT_MAX_PROBES},
-    {"out", 'o', true, OPT_OUT},
-    {"json", 0, false, OPT_JSON},
-    {"quiet", 'q', false, OPT_QUIET},
-    {"plot", 0, false, OPT_PLOT},
-    {NULL, 0, false, 0},
+static const cli_opt search_opts[] = {
+    {"over", 0, "WHAT", CLI_TEXT(PA, over),
+     "load (default): arrival-rate scale factor s; arrivals are\n"
+     "multiplied by time scale F/s (F = --time-scale, default\n"
+     "1), so s = 2 offers twice the trace's rate.\n"
+     "num_blocks / kv_budget: the smallest pool at --load"},
+    {"load", 0, "S", CLI_TEXT(PA, load), "load for the pool searches (default 1)"},
+    {"min", 0, "V", CLI_TEXT(PA, min),
+     "search bound: loads (default 0.001), or blocks or SIZE\n(default 2 blocks)"},
+    {"max", 0, "V", CLI_TEXT(PA, max),
+     "search bound: loads (default 1000), or blocks or SIZE\n"
+     "(default: the pool that holds the whole trace at once,\n"
+     "watermark included, at most 1048576 blocks)"},
+    {"tolerance", 0, "F", CLI_ID(OPT_TOLERANCE),
+     "stop bisecting when the bracket's ratio is <= 1 + F\n"
+     "(default 0.01; pools also stop at adjacent block counts)"},
+    {"confirm", 0, "F", CLI_ID(OPT_CONFIRM),
+     "then also probe F beyond the answer (load x (1+F), pool\n"
+     "/ (1+F)); if that meets, the search continues from it\n"
+     "(default 0.1; 0 = off)"},
+    {"max-probes", 0, "N", CLI_ID(OPT_MAX_PROBES), "replay at most N times (default 40)"},
+    {0},
 };
 
-static void help(void)
+static const cli_opt output_opts[] = {
+    {"out", 'o', "DIR", CLI_TEXT(PA, out), "write plan.csv (one row per probe) and plan.json"},
+    {"json", 0, NULL, CLI_SET(PA, json), "print plan.json instead of the human answer"},
+    {"quiet", 'q', NULL, CLI_SET(PA, quiet), "print nothing on success"},
+    {"plot", 0, NULL, CLI_SET(PA, plot), "draw plan_curve.png/.svg into DIR (needs --out)"},
+    {0},
+};
+
+static const cli_section sections[] = {
+    {"SLOs", slo_opts, NULL},
+    {"search", search_opts,
+     "The search starts at load 1 (pools: at --max), doubles or halves until the SLO\n"
+     "verdict changes, then bisects in log space; probe loads are rounded to 4 significant\n"
+     "digits. The answer is the highest load (smallest pool) probed that meets the SLOs;\n"
+     "every probe beyond it violated. Replays need not be monotone, so a violating probe\n"
+     "below the answer is reported, not hidden.\n"},
+    {"output", output_opts,
+     "exit status: 0 with an answer or a statement that none exists; 2 usage; 1 runtime.\n"},
+    {0},
+};
+
+static const cli_dep deps[] = {
+    {CLI_REQUIRED, "slo", NULL, "kvsim plan needs --slo, e.g. --slo ttft_p99=2s,tpot_p99=100ms",
+     NULL},
+    {CLI_REQUIRES, "plot", "out", "--plot needs --out DIR to write the figure into", NULL},
+    {0},
+};
+
+static int handle(void *target, const cli_opt *opt, const char *arg)
 {
-    fputs("usage: kvsim plan TRACE --slo SPEC [options]\n"
-          "\n"
-          "The highest load a setup holds within latency and preemption SLOs (or, with\n"
-          "--over num_blocks|kv_budget, the smallest KV pool that holds a given load), found by\n"
-          "replaying the trace in process at each probed value.\n"
-          "\n"
-          "SLOs:\n"
-          "      --slo SPEC         comma list of KEY=VALUE upper bounds (repeatable), e.g.\n"
-          "                         ttft_p99=2s,tpot_p99=100ms,preemption_rate=0.01\n"
-          "                         latency keys: ttft, tpot, e2e, queue with _p50, _p90, _p95,\n"
-          "                         _p99, _max or _mean; values need a unit: s, ms, us.\n"
-          "                         preemption_rate = preemptions / requests in the trace;\n"
-          "                         reject_rate = (rejected + unfinished) / requests, implied\n"
-          "                         reject_rate=0 unless given. Rates: 0.01 or 1%.\n"
-          "                         A probe meets the SLOs when every figure is <= its bound.\n"
-          "search:\n"
-          "      --over WHAT        load (default): arrival-rate scale factor s; arrivals are\n"
-          "                         multiplied by time scale F/s (F = --time-scale, default 1),\n"
-          "                         so s = 2 offers twice the trace's rate.\n"
-          "                         num_blocks / kv_budget: the smallest pool at --load\n"
-          "      --load S           load for the pool searches (default 1)\n"
-          "      --min V, --max V   search bounds: loads (default 0.001 and 1000); blocks or\n"
-          "                         SIZE (default 2 blocks and the pool that holds the whole\n"
-          "                         trace at once, watermark included, at most 1048576 blocks)\n"
-          "      --tolerance F      stop bisecting when the bracket's ratio is <= 1 + F\n"
-          "                         (default 0.01; pools also stop at adjacent block counts)\n"
-          "      --confirm F        then also probe F beyond the answer (load x (1+F), pool /\n"
-          "                         (1+F)); if that meets, the search continues from it\n"
-          "                         (default 0.1; 0 = off)\n"
-          "      --max-probes N     replay at most N times (default 40)\n"
-          "The search starts at load 1 (pools: at --max), doubles or halves until the SLO\n"
-          "verdict changes, then bisects in log space; probe loads are rounded to 4 significant\n"
-          "digits. The answer is the highest load (smallest pool) probed that meets the SLOs;\n"
-          "every probe beyond it violated. Replays need not be monotone, so a violating probe\n"
-          "below the answer is reported, not hidden.\n"
-          "output:\n"
-          "  -o, --out DIR            write plan.csv (one row per probe) and plan.json\n"
-          "      --json               print plan.json instead of the human answer\n"
-          "  -q, --quiet              print nothing on success\n"
-          "      --plot               draw plan_curve.png/.svg into DIR (needs --out)\n"
-          "exit status: 0 with an answer or a statement that none exists; 2 usage; 1 runtime.\n",
-          stdout);
-    fputs(cli_sim_opts_help, stdout);
-    fputs(cli_model_opts_help, stdout);
+    plan_args *a = target;
+    switch (opt->id) {
+    case OPT_SLO:
+        if (a->n_slo == (int)(sizeof a->slo_specs / sizeof a->slo_specs[0]))
+            return cli_error(CLI_USAGE, "--slo: given more than %d times", a->n_slo);
+        a->slo_specs[a->n_slo++] = arg;
+        return CLI_OK;
+    case OPT_TOLERANCE:
+        return cli_parse_double(opt->name, arg, 1e-6, 1, &a->tolerance);
+    case OPT_CONFIRM:
+        return cli_parse_double(opt->name, arg, 0, 10, &a->confirm);
+    default: /* OPT_MAX_PROBES */
+        return cli_parse_u32(opt->name, arg, 1, 10000, &a->max_probes);
+    }
+}
+
+static const cli_group group = {sections, handle, deps};
+
+static void init(void *state)
+{
+    plan_args *a = state;
+    a->tolerance = 0.01;
+    a->confirm = 0.1;
+    a->max_probes = 40;
+    kv_sim_options_init(&a->so);
+    kv_setup_options_init(&a->mo);
 }
 
 static int parse_bound(kv_plan_over over, const char *opt, const char *arg, uint64_t block_bytes,
@@ -123,73 +152,10 @@ static int parse_bound(kv_plan_over over, const char *opt, const char *arg, uint
     return CLI_OK;
 }
 
-/* ---- the command -------------------------------------------------------------------- */
-
-typedef struct plan_args {
-    const char *slo_specs[16];
-    int n_slo;
-    const char *over, *load, *min, *max, *out;
-    double tolerance, confirm;
-    uint32_t max_probes;
-    bool json, quiet, plot;
-} plan_args;
-
-static int handle(plan_args *a, int id, const char *arg)
-{
-    switch (id) {
-    case OPT_SLO:
-        if (a->n_slo == (int)(sizeof a->slo_specs / sizeof a->slo_specs[0]))
-            return cli_error(CLI_USAGE, "--slo: given more than %d times", a->n_slo);
-        a->slo_specs[a->n_slo++] = arg;
-        return CLI_OK;
-    case OPT_OVER:
-        a->over = arg;
-        return CLI_OK;
-    case OPT_LOAD:
-        a->load = arg;
-        return CLI_OK;
-    case OPT_MIN:
-        a->min = arg;
-        return CLI_OK;
-    case OPT_MAX:
-        a->max = arg;
-        return CLI_OK;
-    case OPT_TOLERANCE:
-        return cli_parse_double("tolerance", arg, 1e-6, 1, &a->tolerance);
-    case OPT_CONFIRM:
-        return cli_parse_double("confirm", arg, 0, 10, &a->confirm);
-    case OPT_MAX_PROBES:
-        return cli_parse_u32("max-probes", arg, 1, 10000, &a->max_probes);
-    case OPT_OUT:
-        a->out = arg;
-        return CLI_OK;
-    case OPT_JSON:
-        a->json = true;
-        return CLI_OK;
-    case OPT_QUIET:
-        a->quiet = true;
-        return CLI_OK;
-    case OPT_PLOT:
-        a->plot = true;
-        return CLI_OK;
-    }
-    return cli_error(CLI_USAGE, "internal: option %d is not a plan option", id);
-}
-
 /* Checks that need only the options, filling the plan config: 0 or CLI_USAGE. */
-static int check_args(kv_plan_config *pc, const plan_args *a, const cli_parser *ps)
+static int check_args(kv_plan_config *pc, const plan_args *a)
 {
     kv_diag d;
-    if (ps->n_positional != 1)
-        return cli_error(CLI_USAGE,
-                         ps->n_positional ? "kvsim plan takes one TRACE, got %d"
-                                          : "kvsim plan needs a TRACE file%.0d",
-                         ps->n_positional);
-    if (a->n_slo == 0)
-        return cli_error(CLI_USAGE,
-                         "kvsim plan needs --slo, e.g. --slo ttft_p99=2s,tpot_p99=100ms");
-    if (a->plot && !a->out)
-        return cli_error(CLI_USAGE, "--plot needs --out DIR to write the figure into");
     for (int i = 0; i < a->n_slo; i++)
         if (kv_slo_parse(&pc->slos, a->slo_specs[i], &d) != 0)
             return cli_error(CLI_USAGE, "--slo: %s", d.msg);
@@ -242,10 +208,11 @@ static void show_progress(void *ctx, size_t i, double x, kv_plan_over over)
 
 /* Options parsed: set up, load, search.  0 or an exit code after printing. */
 static int plan_search(kv_plan *p, kv_plan_config *pc, const plan_args *a, const char *path,
-                       const kv_setup_options *mo, const kv_sim_options *so, kv_trace **trace)
+                       kv_trace **trace)
 {
+    const kv_sim_options *so = &a->so;
     kv_diag d;
-    int rc = kv_plan_init(p, pc, mo, so, &d);
+    int rc = kv_plan_init(p, pc, &a->mo, so, &d);
     if (rc != 0)
         return cli_diag(cli_code(rc), &d);
     if ((rc = parse_bounds(pc, a, p->block_bytes)) != CLI_OK)
@@ -288,46 +255,38 @@ static int plan_output(const kv_plan *p, const plan_args *a)
     return rc;
 }
 
-int cmd_plan(int argc, char **argv)
+static int exec(void *state, int argc, char **argv)
 {
-    const cli_opt *tables[] = {options, cli_sim_options, cli_model_options, NULL};
-    cli_parser ps;
-    cli_parser_init(&ps, "plan", argc, argv, tables);
-    kv_sim_options so;
-    kv_setup_options mo;
-    kv_sim_options_init(&so);
-    kv_setup_options_init(&mo);
-    plan_args a = {.tolerance = 0.01, .confirm = 0.1, .max_probes = 40};
+    const plan_args *a = state;
     kv_plan_config pc;
     memset(&pc, 0, sizeof pc);
     kv_slo_set_init(&pc.slos);
-    int rc = CLI_OK, id;
-    const char *arg;
-    while (rc == CLI_OK && (id = cli_next(&ps, &arg)) != CLI_OPT_END) {
-        if (id == CLI_OPT_ERROR)
-            rc = CLI_USAGE;
-        else if (id == OPT_HELP) {
-            help();
-            cli_parser_release(&ps);
-            return CLI_OK;
-        } else if (cli_sim_opts_owns(id))
-            rc = cli_sim_opts_handle(&so, id, arg);
-        else if (cli_model_opts_owns(id))
-            rc = cli_model_opts_handle(&mo, id, arg);
-        else
-            rc = handle(&a, id, arg);
-    }
-    if (rc == CLI_OK)
-        rc = check_args(&pc, &a, &ps);
+    int rc = check_args(&pc, a);
     kv_plan p;
     memset(&p, 0, sizeof p);
     kv_trace *trace = NULL;
     if (rc == CLI_OK)
-        rc = plan_search(&p, &pc, &a, ps.positional[0], &mo, &so, &trace);
+        rc = plan_search(&p, &pc, a, argv[argc - 1], &trace);
     if (rc == CLI_OK)
-        rc = plan_output(&p, &a);
+        rc = plan_output(&p, a);
     kv_plan_release(&p);
     kv_trace_free(trace);
-    cli_parser_release(&ps);
     return rc;
 }
+
+const cli_cmd cli_cmd_plan = {
+    .name = "plan",
+    .summary = "SLO capacity search: the highest load (or smallest pool) within SLOs",
+    .synopsis = "TRACE --slo SPEC [options]",
+    .description =
+        "The highest load a setup holds within latency and preemption SLOs (or, with\n"
+        "--over num_blocks|kv_budget, the smallest KV pool that holds a given load), found by\n"
+        "replaying the trace in process at each probed value.\n",
+    .uses = {{&group, 0},
+             {&cli_sim_group, offsetof(plan_args, so)},
+             {&cli_model_group, offsetof(plan_args, mo)}},
+    .args = {1, 1, "kvsim plan needs a TRACE file", "kvsim plan takes one TRACE, got {n}"},
+    .state_size = sizeof(plan_args),
+    .init = init,
+    .exec = exec,
+};

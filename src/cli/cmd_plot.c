@@ -25,36 +25,26 @@
 #include "kvsim/mem.h"
 #include "kvsim/plot.h"
 
-enum { OPT_HELP = 1, OPT_QUIET };
+typedef struct plot_cmd {
+    bool quiet;
+} plot_cmd;
 
 static const cli_opt options[] = {
-    {"help", 'h', false, OPT_HELP},
-    {"quiet", 'q', false, OPT_QUIET},
-    {NULL, 0, false, 0},
+    {"quiet", 'q', NULL, CLI_SET(plot_cmd, quiet), "print nothing on success"},
+    {0},
 };
 
-static const char help[] =
-    "usage: kvsim plot DIR... [options]\n"
-    "\n"
-    "Draw the figures of each output directory with gnuplot, as NAME.png (1200x700) and\n"
-    "NAME.svg in that directory:\n"
-    "  a run   (timeseries.csv, requests.csv, summary.json; kvsim run --out DIR)\n"
-    "          blocks       unique physical vs logical blocks over time, cached-free band,\n"
-    "                       usable-capacity and watermark lines\n"
-    "          pressure     preemptions and watermark deferrals per interval, running and\n"
-    "                       waiting queues\n"
-    "          latency_cdf  TTFT and TPOT CDFs with P50/P95/P99 marked\n"
-    "  a sweep (sweep.csv)  sweep_block_size, sweep_watermark: metrics against each knob\n"
-    "                       that takes two or more values\n"
-    "  a plan  (plan.csv, plan.json)  plan_curve: SLO metrics against load, the answer\n"
-    "\n"
-    "  -q, --quiet   print nothing on success\n"
-    "\n"
-    "environment:\n"
-    "  KVSIM_GNUPLOT  the gnuplot to run (default: gnuplot in PATH); without one kvsim\n"
-    "                 prints a note and exits 0\n"
-    "  KVSIM_PLOTS    the directory of the gnuplot scripts (default: found from the\n"
-    "                 executable: the build tree's plots/, or share/kvsim/plots installed)\n";
+static const cli_section sections[] = {
+    {"options", options, NULL},
+    {"environment", NULL,
+     "  KVSIM_GNUPLOT  the gnuplot to run (default: gnuplot in PATH); without one kvsim\n"
+     "                 prints a note and exits 0\n"
+     "  KVSIM_PLOTS    the directory of the gnuplot scripts (default: found from the\n"
+     "                 executable: the build tree's plots/, or share/kvsim/plots installed)\n"},
+    {0},
+};
+
+static const cli_group group = {sections, NULL, NULL};
 
 static const char no_gnuplot_note[] =
     "kvsim: note: gnuplot not found; figures skipped (install gnuplot-nox)\n";
@@ -152,38 +142,43 @@ int cli_plot_dir(const char *dir, bool quiet)
     return rc;
 }
 
-int cmd_plot(int argc, char **argv)
+static int exec(void *state, int argc, char **argv)
 {
-    const cli_opt *tables[] = {options, NULL};
-    cli_parser p;
-    cli_parser_init(&p, "plot", argc, argv, tables);
-    bool quiet = false;
-    int rc = CLI_OK, id;
-    const char *arg;
-    while (rc == CLI_OK && (id = cli_next(&p, &arg)) != CLI_OPT_END) {
-        if (id == CLI_OPT_ERROR)
-            rc = CLI_USAGE;
-        else if (id == OPT_HELP) {
-            fputs(help, stdout);
-            cli_parser_release(&p);
-            return CLI_OK;
-        } else if (id == OPT_QUIET)
-            quiet = true;
-    }
-    if (rc == CLI_OK && p.n_positional == 0)
-        rc = cli_error(CLI_USAGE, "kvsim plot needs an output DIR (see 'kvsim plot --help')");
+    const plot_cmd *o = state;
     /* Every directory is tried; the exit code is the first failure's. */
+    int rc = CLI_OK;
     bool no_gnuplot = false;
     plot_tools tools;
     plot_tools_init(&tools);
-    for (int i = 0; rc != CLI_USAGE && i < p.n_positional && !no_gnuplot; i++) {
-        int r = plot_one(p.positional[i], &tools, quiet, &no_gnuplot);
+    for (int i = 0; i < argc && !no_gnuplot; i++) {
+        int r = plot_one(argv[i], &tools, o->quiet, &no_gnuplot);
         if (r != CLI_OK && rc == CLI_OK)
             rc = r;
     }
     plot_tools_release(&tools);
     if (no_gnuplot)
         fputs(no_gnuplot_note, stderr);
-    cli_parser_release(&p);
     return rc;
 }
+
+const cli_cmd cli_cmd_plot = {
+    .name = "plot",
+    .summary = "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)",
+    .synopsis = "DIR... [options]",
+    .description =
+        "Draw the figures of each output directory with gnuplot, as NAME.png (1200x700) and\n"
+        "NAME.svg in that directory:\n"
+        "  a run   (timeseries.csv, requests.csv, summary.json; kvsim run --out DIR)\n"
+        "          blocks       unique physical vs logical blocks over time, cached-free band,\n"
+        "                       usable-capacity and watermark lines\n"
+        "          pressure     preemptions and watermark deferrals per interval, running and\n"
+        "                       waiting queues\n"
+        "          latency_cdf  TTFT and TPOT CDFs with P50/P95/P99 marked\n"
+        "  a sweep (sweep.csv)  sweep_block_size, sweep_watermark: metrics against each knob\n"
+        "                       that takes two or more values\n"
+        "  a plan  (plan.csv, plan.json)  plan_curve: SLO metrics against load, the answer\n",
+    .uses = {{&group, 0}},
+    .args = {1, -1, "kvsim plot needs an output DIR (see 'kvsim plot --help')", NULL},
+    .state_size = sizeof(plot_cmd),
+    .exec = exec,
+};

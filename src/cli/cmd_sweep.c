@@ -2,19 +2,20 @@
  * of pool and scheduler knobs, one `kvsim run` per configuration, and collect sweep.csv.
  *
  * Flow: parse (every list value and every passed-through option is validated by the very
- * handler `kvsim run` uses) → load the trace once and resolve the model once (so a bad
- * trace or model is one error before anything starts) → decide the pool size of every
- * configuration (the constant-budget rule below) → build one `kvsim run` argv per
- * configuration → either write them as shell command lines (--emit-jobs) or run them as
- * child processes, at most -j at once → sweep.csv from the finished directories (the same
- * code as `kvsim merge`, src/cli/sweep_rows.c) → the human table.
+ * handler `kvsim run` uses; the run options seen are recorded, in order, by the seen hook)
+ * → load the trace once and resolve the model once (so a bad trace or model is one error
+ * before anything starts) → decide the pool size of every configuration (the
+ * constant-budget rule below) → build one `kvsim run` argv per configuration → either
+ * write them as shell command lines (--emit-jobs) or run them as child processes, at most
+ * -j at once → sweep.csv from the finished directories (the same rows as `kvsim merge`,
+ * src/report_sweep.c) → the human table.
  *
  * Nothing is simulated here: each configuration is `/proc/self/exe run TRACE … --out
- * DIR/NAME --quiet`, fork + execv, no shell, so a sweep row is exactly what `kvsim run`
+ * DIR/NAME --quiet`, spawned without a shell, so a sweep row is exactly what `kvsim run`
  * with the same options writes, and a configuration can be rerun by hand from its line.
  *
- * The lists, their order and the directory names are src/cli/sweep_space.c's; running
- * the children is src/cli/sweep_exec.c's.
+ * The lists, their order, the directory names and the pool rule are src/sweep_space.c's;
+ * running the children is src/proc.c's (kv_proc_run).
  *
  * Constant budget: with several block sizes and no pool size, the KV budget is resolved
  * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
@@ -45,90 +46,7 @@
 #include "kvsim/path.h"
 #include "kvsim/proc.h"
 #include "kvsim/report.h"
-
-enum {
-    OPT_HELP = 1,
-    OPT_OUT,
-    OPT_JOBS,
-    OPT_EMIT,
-    OPT_QUIET,
-    OPT_SAMPLE_EVERY,
-    OPT_BLOCK_SIZE,
-    OPT_NUM_BLOCKS,
-    OPT_KV_BUDGET,
-    OPT_WATERMARK,
-    OPT_FREE_ORDER,
-    OPT_MAX_SEQS,
-    OPT_PREEMPT,
-    OPT_PLOT,
-};
-
-/* Sweep's own table comes first, so its list options shadow the single-valued options of
- * the same names in the model and simulation groups. */
-static const cli_opt options[] = {
-    {"help", 'h', false, OPT_HELP},
-    {"out", 'o', true, OPT_OUT},
-    {"jobs", 'j', true, OPT_JOBS},
-    {"emit-jobs", 0, true, OPT_EMIT},
-    {"quiet", 'q', false, OPT_QUIET},
-    {"sample-every", 0, true, OPT_SAMPLE_EVERY},
-    {"block-size", 0, true, OPT_BLOCK_SIZE},
-    {"num-blocks", 0, true, OPT_NUM_BLOCKS},
-    {"kv-budget", 0, true, OPT_KV_BUDGET},
-    {"watermark", 0, true, OPT_WATERMARK},
-    {"free-order", 0, true, OPT_FREE_ORDER},
-    {"max-seqs", 0, true, OPT_MAX_SEQS},
-    {"preempt", 0, true, OPT_PREEMPT},
-    {"plot", 0, false, OPT_PLOT},
-    {NULL, 0, false, 0},
-};
-
-static void help(void)
-{
-    fputs("usage: kvsim sweep TRACE --out DIR [lists] [-j N] [--emit-jobs FILE] [run options]\n"
-          "\n"
-          "Replay TRACE once per configuration of the cartesian product of the lists, each as\n"
-          "'kvsim run TRACE ... --out DIR/NAME --quiet' in its own process, and write\n"
-          "DIR/sweep.csv: one row per configuration, from its summary.json.\n"
-          "\n"
-          "lists (comma-separated; each is sorted, a value given twice is an error; a list\n"
-          "replaces the single-valued option of the same name listed further below):\n"
-          "      --block-size B,...   tokens per KV block (default 16)\n"
-          "      --num-blocks N,...   pool sizes (not with --kv-budget)\n"
-          "      --kv-budget SIZE,... KV memory per rank (not with --num-blocks)\n"
-          "      --watermark F,...    admission watermark (default 0.01)\n"
-          "      --free-order O,...   split, append (default split)\n"
-          "      --max-seqs N,...     running requests cap (default 256)\n"
-          "      --preempt P,...      fcfs, priority (default fcfs)\n"
-          "configurations: the product of the lists, block size outermost, preempt innermost;\n"
-          "runs, the table and sweep.csv rows all follow that order.\n"
-          "constant budget: with several block sizes and neither --num-blocks nor --kv-budget,\n"
-          "the KV budget is derived once (model, GPU, --gpu-util, --reserve) and passed to\n"
-          "every configuration as --kv-budget BYTES: num_blocks = floor(budget / block bytes)\n"
-          "for each block size.  --num-blocks with several block sizes holds the block count\n"
-          "instead (the budget then differs; the header says so).\n"
-          "\n"
-          "output:\n"
-          "  -o, --out DIR            required; DIR/NAME per configuration, NAME =\n"
-          "                           b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
-          "                           (e.g. b16_wm0.01_split_s256_fcfs), plus DIR/sweep.csv;\n"
-          "                           stale run files in DIR/NAME are removed first\n"
-          "  -j, --jobs N             configurations at once (default: online cores)\n"
-          "      --emit-jobs FILE     write one 'kvsim run' command line per configuration to\n"
-          "                           FILE ('-' = stdout), absolute paths, and run nothing;\n"
-          "                           afterwards 'kvsim merge DIR' writes sweep.csv\n"
-          "      --sample-every N     passed to every run (timeseries.csv every N steps)\n"
-          "  -q, --quiet              print nothing on success (errors still go to stderr)\n"
-          "      --plot               draw sweep_block_size / sweep_watermark (.png, .svg)\n"
-          "                           into DIR when that knob has two or more values\n"
-          "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
-          "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
-          "Every other option below is passed unchanged to every configuration.\n"
-          "\n",
-          stdout);
-    fputs(cli_sim_opts_help, stdout);
-    fputs(cli_model_opts_help, stdout);
-}
+#include "kvsim/text.h"
 
 enum { MAX_CONFIGS = 10000 };
 
@@ -146,14 +64,14 @@ typedef struct config {
 } config;
 
 typedef struct sweep {
-    const char *trace, *out, *emit;
-    uint32_t jobs, sample_every; /* sample_every 0: not given */
+    const char *trace, *out, *emit; /* trace: the one positional argument */
+    uint32_t jobs, sample_every;    /* sample_every 0: not given */
     bool quiet, plot;
     kv_setup_options mo; /* validated values; the axis fields are set per use */
     kv_sim_options so;
     kv_sweep_space space;
     pass_opt *pass;
-    size_t n_pass;
+    size_t n_pass, cap_pass;
     kv_sweep_pool_mode mode;
     uint64_t budget; /* KV_SWEEP_POOL_CONST: the derived budget; KV_SWEEP_POOL_GPU: what runs will
                         derive */
@@ -163,15 +81,96 @@ typedef struct sweep {
     size_t n_cfg;
 } sweep;
 
-/* The long name of an option id of any table sweep parses. */
-static const char *opt_name(int id)
+enum { OPT_JOBS = 1, OPT_SAMPLE_EVERY, OPT_LIST };
+
+/* The list options: their names are the single-valued options' they replace. */
+static const cli_opt list_opts[] = {
+    {"block-size", 0, "B,...", CLI_ID(OPT_LIST), "tokens per KV block (default 16)"},
+    {"num-blocks", 0, "N,...", CLI_ID(OPT_LIST), "pool sizes (not with --kv-budget)"},
+    {"kv-budget", 0, "SIZE,...", CLI_ID(OPT_LIST), "KV memory per rank (not with --num-blocks)"},
+    {"watermark", 0, "F,...", CLI_ID(OPT_LIST), "admission watermark (default 0.01)"},
+    {"free-order", 0, "O,...", CLI_ID(OPT_LIST), "split, append (default split)"},
+    {"max-seqs", 0, "N,...", CLI_ID(OPT_LIST), "running requests cap (default 256)"},
+    {"preempt", 0, "P,...", CLI_ID(OPT_LIST), "fcfs, priority (default fcfs)"},
+    {0},
+};
+
+static const cli_opt output_opts[] = {
+    {"out", 'o', "DIR", CLI_TEXT(sweep, out),
+     "required; DIR/NAME per configuration, NAME =\n"
+     "b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
+     "(e.g. b16_wm0.01_split_s256_fcfs), plus DIR/sweep.csv;\n"
+     "stale run files in DIR/NAME are removed first"},
+    {"jobs", 'j', "N", CLI_ID(OPT_JOBS), "configurations at once (default: online cores)"},
+    {"emit-jobs", 0, "FILE", CLI_TEXT(sweep, emit),
+     "write one 'kvsim run' command line per configuration to\n"
+     "FILE ('-' = stdout), absolute paths, and run nothing;\n"
+     "afterwards 'kvsim merge DIR' writes sweep.csv"},
+    {"sample-every", 0, "N", CLI_ID(OPT_SAMPLE_EVERY),
+     "passed to every run (timeseries.csv every N steps)"},
+    {"quiet", 'q', NULL, CLI_SET(sweep, quiet),
+     "print nothing on success (errors still go to stderr)"},
+    {"plot", 0, NULL, CLI_SET(sweep, plot),
+     "draw sweep_block_size / sweep_watermark (.png, .svg)\n"
+     "into DIR when that knob has two or more values"},
+    {0},
+};
+
+static const cli_section sections[] = {
+    {"lists (comma-separated; each is sorted, a value given twice is an error; a list\n"
+     "replaces the single-valued option of the same name listed further below)",
+     list_opts,
+     "configurations: the product of the lists, block size outermost, preempt innermost;\n"
+     "runs, the table and sweep.csv rows all follow that order.\n"
+     "constant budget: with several block sizes and neither --num-blocks nor --kv-budget,\n"
+     "the KV budget is derived once (model, GPU, --gpu-util, --reserve) and passed to\n"
+     "every configuration as --kv-budget BYTES: num_blocks = floor(budget / block bytes)\n"
+     "for each block size.  --num-blocks with several block sizes holds the block count\n"
+     "instead (the budget then differs; the header says so).\n"},
+    {"output", output_opts,
+     "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
+     "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
+     "Every other option below is passed unchanged to every configuration.\n"},
+    {0},
+};
+
+static const cli_dep deps[] = {
+    {CLI_REQUIRED, "out", NULL,
+     "kvsim sweep needs --out DIR (each configuration writes DIR/NAME, and sweep.csv goes "
+     "to DIR)",
+     NULL},
+    {CLI_EXCLUDES, "plot", "emit-jobs",
+     "--plot needs a finished sweep: with --emit-jobs, run the jobs, then 'kvsim merge DIR' "
+     "and 'kvsim plot DIR'",
+     NULL},
+    {0},
+};
+
+static int handle(void *target, const cli_opt *opt, const char *arg)
 {
-    const cli_opt *groups[] = {options, cli_sim_options, cli_model_options};
-    for (size_t g = 0; g < 3; g++)
-        for (const cli_opt *t = groups[g]; t->name; t++)
-            if (t->id == id)
-                return t->name;
-    return "?";
+    sweep *s = target;
+    switch (opt->id) {
+    case OPT_JOBS:
+        return cli_parse_u32(opt->name, arg, 1, 1024, &s->jobs);
+    case OPT_SAMPLE_EVERY:
+        return cli_parse_u32(opt->name, arg, 1, UINT32_MAX, &s->sample_every);
+    default: /* OPT_LIST */
+        return cli_sweep_list(&s->space, opt->name, arg, &s->mo, &s->so);
+    }
+}
+
+static const cli_group group = {sections, handle, deps};
+
+/* Every run option (the simulation and model groups, already validated into so/mo by
+ * their handlers) is passed as given to every configuration. */
+static int seen(void *state, int g, const cli_opt *opt, const char *arg)
+{
+    sweep *s = state;
+    if (g > 0) {
+        kv_grow((void **)&s->pass, &s->cap_pass, s->n_pass + 1, sizeof *s->pass);
+        s->pass[s->n_pass++] = (pass_opt){opt->name, arg};
+    }
+    return CLI_OK;
 }
 
 /* ---- strings --------------------------------------------------------------------------- */
@@ -207,25 +206,6 @@ static void argv_free(char **v)
     for (size_t i = 0; v && v[i]; i++)
         free(v[i]);
     free(v);
-}
-
-/* POSIX shell word: bare when only safe characters, else single-quoted ('\'' inside). */
-static void shell_quote(FILE *f, const char *w)
-{
-    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                               "0123456789_./:,+-=@%";
-    if (*w && strspn(w, safe) == strlen(w)) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (; *w; w++) {
-        if (*w == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*w, f);
-    }
-    fputc('\'', f);
 }
 
 /* ---- configurations --------------------------------------------------------------------- */
@@ -412,35 +392,28 @@ static int make_out_dir(const sweep *s)
  * configuration that fails now cannot leave an old summary.json for `kvsim merge`. */
 static int prepare_config_dirs(const sweep *s)
 {
-    static const char *const stale[] = {"summary.json", "perf.json", "timeseries.csv",
-                                        "requests.csv", "stderr.txt"};
     kv_diag d;
-    for (size_t i = 0; i < s->n_cfg; i++) {
-        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0)
+    for (size_t i = 0; i < s->n_cfg; i++)
+        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0 || kv_out_clear(s->cfg[i].dir, &d) != 0)
             return cli_diag(CLI_RUNTIME, &d);
-        for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++) {
-            char *p = kv_path_join(s->cfg[i].dir, stale[k]);
-            int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
-            free(p);
-            if (e)
-                return cli_error(CLI_RUNTIME, "cannot remove '%s/%s': %s", s->cfg[i].dir, stale[k],
-                                 strerror(e));
-        }
-    }
     return CLI_OK;
 }
 
 /* --emit-jobs: one shell command line per configuration, in configuration order. */
 static void write_jobs(const sweep *s, FILE *f)
 {
+    kv_buf line = {0};
     for (size_t i = 0; i < s->n_cfg; i++) {
+        kv_buf_reset(&line);
         for (char **w = s->cfg[i].argv; *w; w++) {
             if (w != s->cfg[i].argv)
-                fputc(' ', f);
-            shell_quote(f, *w);
+                kv_buf_putc(&line, ' ');
+            kv_shell_word(&line, *w);
         }
-        fputc('\n', f);
+        kv_buf_putc(&line, '\n');
+        fputs(line.s, f);
     }
+    kv_buf_release(&line);
 }
 
 static double wall_now(void)
@@ -522,8 +495,9 @@ static int run_all(sweep *s)
     return rc != CLI_OK ? rc : failed ? CLI_RUNTIME : CLI_OK;
 }
 
-static void sweep_release(sweep *s)
+static void sweep_release(void *state)
 {
+    sweep *s = state;
     kv_sweep_space_release(&s->space);
     for (size_t i = 0; i < s->n_cfg; i++) {
         free(s->cfg[i].name);
@@ -540,109 +514,93 @@ static uint32_t online_cores(void)
     return n < 1 ? 1 : n > 1024 ? 1024 : (uint32_t)n;
 }
 
-int cmd_sweep(int argc, char **argv)
+static void init(void *state)
 {
-    const cli_opt *tables[] = {options, cli_sim_options, cli_model_options, NULL};
-    cli_parser p;
-    cli_parser_init(&p, "sweep", argc, argv, tables);
-    sweep s;
-    memset(&s, 0, sizeof s);
-    kv_setup_options_init(&s.mo);
-    kv_sim_options_init(&s.so);
-    s.jobs = online_cores();
-    size_t cap_pass = 0;
-    int rc = CLI_OK, id;
-    const char *arg;
-    while (rc == CLI_OK && (id = cli_next(&p, &arg)) != CLI_OPT_END) {
-        if (id == CLI_OPT_ERROR)
-            rc = CLI_USAGE;
-        else if (id == OPT_HELP) {
-            help();
-            cli_parser_release(&p);
-            sweep_release(&s);
-            return CLI_OK;
-        } else if (id == OPT_OUT)
-            s.out = arg;
-        else if (id == OPT_JOBS)
-            rc = cli_parse_u32("jobs", arg, 1, 1024, &s.jobs);
-        else if (id == OPT_EMIT)
-            s.emit = arg;
-        else if (id == OPT_QUIET)
-            s.quiet = true;
-        else if (id == OPT_PLOT)
-            s.plot = true;
-        else if (id == OPT_SAMPLE_EVERY)
-            rc = cli_parse_u32("sample-every", arg, 1, UINT32_MAX, &s.sample_every);
-        else if (id >= OPT_BLOCK_SIZE && id <= OPT_PREEMPT)
-            rc = cli_sweep_list(&s.space, opt_name(id), arg, &s.mo, &s.so);
-        else {
-            /* Every other run option: validated here, passed as given to every run. */
-            rc = cli_sim_opts_owns(id) ? cli_sim_opts_handle(&s.so, id, arg)
-                                       : cli_model_opts_handle(&s.mo, id, arg);
-            kv_grow((void **)&s.pass, &cap_pass, s.n_pass + 1, sizeof *s.pass);
-            if (rc == CLI_OK)
-                s.pass[s.n_pass++] = (pass_opt){opt_name(id), arg};
-        }
-    }
-    if (rc == CLI_OK && p.n_positional != 1)
-        rc = cli_error(CLI_USAGE,
-                       p.n_positional ? "kvsim sweep takes one TRACE, got %d"
-                                      : "kvsim sweep needs a TRACE file%.0d",
-                       p.n_positional);
-    if (rc == CLI_OK && !s.out)
-        rc = cli_error(CLI_USAGE, "kvsim sweep needs --out DIR (each configuration writes "
-                                  "DIR/NAME, and sweep.csv goes to DIR)");
+    sweep *s = state;
+    kv_setup_options_init(&s->mo);
+    kv_sim_options_init(&s->so);
+    s->jobs = online_cores();
+}
+
+/* The configurations, validated: their number, the trace and the model resolved. */
+static int plan_configs(sweep *s, size_t *n_cfg)
+{
+    *n_cfg = kv_sweep_space_complete(&s->space, &s->mo, &s->so);
+    if (*n_cfg == SIZE_MAX)
+        return cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
+    if (*n_cfg > MAX_CONFIGS)
+        return cli_error(CLI_USAGE, "the lists make %zu configurations, more than %d", *n_cfg,
+                         MAX_CONFIGS);
+    return resolve(s);
+}
+
+/* --emit-jobs: the command lines into the (already open) file, and what to do next. */
+static int emit_jobs(const sweep *s, kv_afile *jobs, bool header)
+{
+    kv_diag d;
+    write_jobs(s, jobs->f);
+    int rc = kv_afile_commit(jobs, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
+    if (rc == CLI_OK && header)
+        printf("kvsim sweep: wrote %zu commands to %s\n"
+               "  next       run each line (GNU parallel or a Slurm array: see the README),\n"
+               "             then: kvsim merge %s\n",
+               s->n_cfg, s->emit, s->out);
+    return rc;
+}
+
+static int exec(void *state, int argc, char **argv)
+{
+    sweep *s = state;
+    s->trace = argv[argc - 1];
     size_t n_cfg = 0;
-    if (rc == CLI_OK) {
-        s.trace = p.positional[0];
-        n_cfg = kv_sweep_space_complete(&s.space, &s.mo, &s.so);
-        if (n_cfg == SIZE_MAX)
-            rc = cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
-        else if (n_cfg > MAX_CONFIGS)
-            rc = cli_error(CLI_USAGE, "the lists make %zu configurations, more than %d", n_cfg,
-                           MAX_CONFIGS);
-    }
-    if (rc == CLI_OK)
-        rc = resolve(&s);
+    int rc = plan_configs(s, &n_cfg);
     kv_afile jobs = {0};
     kv_diag d;
     bool jobs_open = false; /* opened before DIR is created: a failure creates nothing */
-    if (rc == CLI_OK && s.plot && s.emit)
-        rc = cli_error(CLI_USAGE, "--plot needs a finished sweep: with --emit-jobs, run the jobs, "
-                                  "then 'kvsim merge DIR' and 'kvsim plot DIR'");
-    if (rc == CLI_OK && s.emit)
-        jobs_open =
-            (rc = kv_afile_open(&jobs, s.emit, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d)) ==
-            CLI_OK;
-    if (rc == CLI_OK)
-        rc = make_out_dir(&s);
-    if (rc == CLI_OK) {
-        build_configs(&s, n_cfg, s.emit != NULL);
-        if (!s.emit)
-            rc = prepare_config_dirs(&s);
+    if (rc == CLI_OK && s->emit) {
+        rc = kv_afile_open(&jobs, s->emit, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
+        jobs_open = rc == CLI_OK;
     }
-    bool header = rc == CLI_OK && !s.quiet && !(s.emit && strcmp(s.emit, "-") == 0);
+    if (rc == CLI_OK)
+        rc = make_out_dir(s);
+    if (rc == CLI_OK) {
+        build_configs(s, n_cfg, s->emit != NULL);
+        if (!s->emit)
+            rc = prepare_config_dirs(s);
+    }
+    bool header = rc == CLI_OK && !s->quiet && !(s->emit && strcmp(s->emit, "-") == 0);
     if (header) {
-        print_header(stdout, &s);
+        print_header(stdout, s);
         fflush(stdout);
     }
-    if (rc == CLI_OK && s.emit) {
-        write_jobs(&s, jobs.f);
+    if (rc == CLI_OK && s->emit) {
         jobs_open = false;
-        rc = kv_afile_commit(&jobs, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
-        if (rc == CLI_OK && header)
-            printf("kvsim sweep: wrote %zu commands to %s\n"
-                   "  next       run each line (GNU parallel or a Slurm array: see the README),\n"
-                   "             then: kvsim merge %s\n",
-                   s.n_cfg, s.emit, s.out);
+        rc = emit_jobs(s, &jobs, header);
     } else if (rc == CLI_OK) {
-        if (!s.quiet)
-            printf("  running    %zu at a time\n", s.jobs < s.n_cfg ? (size_t)s.jobs : s.n_cfg);
-        rc = run_all(&s);
+        if (!s->quiet)
+            printf("  running    %zu at a time\n", s->jobs < s->n_cfg ? (size_t)s->jobs : s->n_cfg);
+        rc = run_all(s);
     }
     if (jobs_open)
         kv_afile_abort(&jobs);
-    sweep_release(&s);
-    cli_parser_release(&p);
     return rc;
 }
+
+const cli_cmd cli_cmd_sweep = {
+    .name = "sweep",
+    .summary = "replay a trace under lists of knobs in parallel; write sweep.csv",
+    .synopsis = "TRACE --out DIR [lists] [-j N] [--emit-jobs FILE] [run options]",
+    .description =
+        "Replay TRACE once per configuration of the cartesian product of the lists, each as\n"
+        "'kvsim run TRACE ... --out DIR/NAME --quiet' in its own process, and write\n"
+        "DIR/sweep.csv: one row per configuration, from its summary.json.\n",
+    .uses = {{&group, 0},
+             {&cli_sim_group, offsetof(sweep, so)},
+             {&cli_model_group, offsetof(sweep, mo)}},
+    .args = {1, 1, "kvsim sweep needs a TRACE file", "kvsim sweep takes one TRACE, got {n}"},
+    .state_size = sizeof(sweep),
+    .init = init,
+    .exec = exec,
+    .release = sweep_release,
+    .seen = seen,
+};

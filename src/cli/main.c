@@ -1,55 +1,29 @@
-/* main: subcommand dispatch.  Each subcommand lives in src/cli/cmd_<name>.c and returns
- * the exit code; only this file calls exit (by returning from main). */
+/* main: dispatch.  The commands are cli_commands (command.c), each a cli_cmd in
+ * src/cli/cmd_<name>.c; that one table is both what `kvsim NAME` looks up and what
+ * `kvsim --help` lists, so the two cannot disagree.  Only this file ends the process (by
+ * returning from main). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-typedef struct command {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
-} command;
-
-static const command commands[] = {
-    {"estimate", cmd_estimate, "KV-cache capacity: bytes per token, blocks, concurrency, ledgers"},
-    {"gen", cmd_gen, "write a request trace from length percentiles and a rate"},
-    {"run", cmd_run, "replay a trace: blocks, admissions, preemptions, prefix hits, latency"},
-    {"sweep", cmd_sweep, "replay a trace under lists of knobs in parallel; write sweep.csv"},
-    {"merge", cmd_merge, "rebuild sweep.csv from finished configuration directories"},
-    {"plan", cmd_plan, "SLO capacity search: the highest load (or smallest pool) within SLOs"},
-    {"plot", cmd_plot, "draw PNG and SVG figures of run, sweep and plan outputs (gnuplot)"},
-    {"hash", cmd_hash, "print the chain hash of each full block of a token list"},
-};
-
-static void usage(FILE *f)
-{
-    fputs("usage: kvsim <command> [options]\n\n"
-          "kvsim simulates the paged KV-cache block allocator of an LLM serving engine.\n\n"
-          "commands:\n",
-          f);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n'kvsim <command> --help' shows each command's options and defaults.\n", f);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        cli_usage(stderr);
         return CLI_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        usage(stdout);
+        cli_usage(stdout);
         return CLI_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
         puts("kvsim " KVSIM_VERSION);
         return CLI_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+    const cli_cmd *cmd = cli_find_command(argv[1]);
+    if (cmd)
+        return cli_main(cmd, argc - 1, argv + 1);
     return cli_error(CLI_USAGE, "unknown command '%s' (see 'kvsim --help')", argv[1]);
 }

@@ -10,23 +10,9 @@
 #include "cli/plan_cli.h"
 #include "kvsim/planner.h"
 #include "kvsim/mem.h"
+#include "kvsim/text.h"
 
 /* ---- formatting --------------------------------------------------------------------- */
-
-static const char *grouped(char *buf, size_t n, uint64_t v)
-{
-    char raw[32];
-    snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
-    size_t len = strlen(raw), o = 0;
-    for (size_t i = 0; i < len && o + 2 < n; i++) {
-        buf[o++] = raw[i];
-        size_t left = len - i - 1;
-        if (left > 0 && left % 3 == 0)
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
-}
 
 /* 1.97 → "1.97 s", 0.1 → "100 ms", 2.5e-4 → "250 us". */
 static const char *fmt_seconds(char *buf, size_t n, double v)
@@ -74,10 +60,10 @@ static const char *fmt_axis(char *buf, size_t n, const kv_plan *p, double x)
     if (p->over == KV_PLAN_LOAD)
         snprintf(buf, n, "%gx", x);
     else if (p->over == KV_PLAN_NUM_BLOCKS)
-        snprintf(buf, n, "%s blocks", grouped(g, sizeof g, (uint64_t)x));
+        snprintf(buf, n, "%s blocks", kv_grouped(g, sizeof g, (double)(uint64_t)x));
     else
         snprintf(buf, n, "%s (%s blocks)", fmt_bytes(b, sizeof b, (uint64_t)x * p->block_bytes),
-                 grouped(g, sizeof g, (uint64_t)x));
+                 kv_grouped(g, sizeof g, (double)(uint64_t)x));
     return buf;
 }
 
@@ -109,6 +95,32 @@ static void print_slos(FILE *f, const kv_plan *p)
     fputc('\n', f);
 }
 
+/* The SLO that binds at the answer, with its figure there and just beyond. */
+static void print_binding(FILE *f, const kv_plan *p, const kv_plan_binding *b)
+{
+    char v[96], r[32], t[32];
+    const kv_plan_probe *a = b->answer;
+    if (b->slo < 0)
+        return;
+    const kv_slo *s = &p->slos.slo[b->slo];
+    if (b->binds && a) {
+        fprintf(f, "  binding     %s (%s <= %s)", s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]),
+                fmt_slo(t, sizeof t, s, s->limit));
+        fprintf(f, "; at %s: %s\n", fmt_value(v, sizeof v, p, b->next),
+                fmt_slo(r, sizeof r, s, b->next->slo[b->slo]));
+    } else if (b->binds) {
+        fprintf(f, "  binding     %s (%s > %s at %s)\n", s->name,
+                fmt_slo(r, sizeof r, s, b->next->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit),
+                fmt_value(v, sizeof v, p, b->next));
+    } else {
+        fprintf(
+            f, "  binding     %s; closest: %s (%s <= %s)\n",
+            p->result.status == KV_SEARCH_BOUND ? "none within the bounds"
+                                                : "unknown: nothing beyond the answer was probed",
+            s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit));
+    }
+}
+
 static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
 {
     char v[96], r[32], t[32];
@@ -128,8 +140,9 @@ static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
                     "  answer      smallest pool within SLOs%s: %s blocks = %s = %llu bytes of KV "
                     "per rank, at load %gx = %s\n",
                     res->status == KV_SEARCH_FOUND ? "" : " so far",
-                    grouped(v, sizeof v, a->num_blocks), fmt_bytes(t, sizeof t, a->kv_budget),
-                    (unsigned long long)a->kv_budget, a->load, fmt_rate(r, sizeof r, a->rate));
+                    kv_grouped(v, sizeof v, (double)a->num_blocks),
+                    fmt_bytes(t, sizeof t, a->kv_budget), (unsigned long long)a->kv_budget, a->load,
+                    fmt_rate(r, sizeof r, a->rate));
     } else if (a) {
         fprintf(f,
                 "  answer      every %s probed meets the SLOs, %s the bound %s (%s): the "
@@ -150,26 +163,7 @@ static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
                 load ? "load" : "pool", p->search.n);
     }
 
-    if (b->slo >= 0) {
-        const kv_slo *s = &p->slos.slo[b->slo];
-        if (b->binds && a) {
-            fprintf(f, "  binding     %s (%s <= %s)", s->name,
-                    fmt_slo(r, sizeof r, s, a->slo[b->slo]), fmt_slo(t, sizeof t, s, s->limit));
-            fprintf(f, "; at %s: %s\n", fmt_value(v, sizeof v, p, b->next),
-                    fmt_slo(r, sizeof r, s, b->next->slo[b->slo]));
-        } else if (b->binds) {
-            fprintf(f, "  binding     %s (%s > %s at %s)\n", s->name,
-                    fmt_slo(r, sizeof r, s, b->next->slo[b->slo]),
-                    fmt_slo(t, sizeof t, s, s->limit), fmt_value(v, sizeof v, p, b->next));
-        } else {
-            fprintf(f, "  binding     %s; closest: %s (%s <= %s)\n",
-                    res->status == KV_SEARCH_BOUND
-                        ? "none within the bounds"
-                        : "unknown: nothing beyond the answer was probed",
-                    s->name, fmt_slo(r, sizeof r, s, a->slo[b->slo]),
-                    fmt_slo(t, sizeof t, s, s->limit));
-        }
-    }
+    print_binding(f, p, b);
     if (res->confirm >= 0) {
         const kv_plan_probe *cp = &p->probes[res->confirm];
         long w = kv_plan_worst_slo(p, cp, true);
@@ -223,7 +217,7 @@ void cli_plan_print(FILE *f, const kv_plan *p)
 {
     char r[32], g[32];
     fprintf(f, "kvsim plan: %s (%s requests, %s as loaded), over %s\n", p->trace_path,
-            grouped(g, sizeof g, p->n_requests), fmt_rate(r, sizeof r, p->base_rate),
+            kv_grouped(g, sizeof g, (double)p->n_requests), fmt_rate(r, sizeof r, p->base_rate),
             kv_plan_over_name(p->over));
     const kv_plan_probe *any = p->search.n ? &p->probes[0] : NULL;
     if (any) {
@@ -232,7 +226,7 @@ void cli_plan_print(FILE *f, const kv_plan *p)
                 c->gpu, (unsigned long long)c->tp, (unsigned long long)c->pp, c->kv_dtype,
                 (unsigned long long)c->block_size);
         if (p->over == KV_PLAN_LOAD)
-            fprintf(f, "%s blocks (from %s)\n", grouped(g, sizeof g, any->num_blocks),
+            fprintf(f, "%s blocks (from %s)\n", kv_grouped(g, sizeof g, (double)any->num_blocks),
                     c->num_blocks_from);
         else
             fprintf(f, "pool searched in blocks of %s (%llu bytes)\n",

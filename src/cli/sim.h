@@ -11,12 +11,8 @@
 #include "kvsim/summary.h"
 #include "kvsim/trace.h"
 
-extern const cli_opt cli_sim_options[];
-extern const char cli_sim_opts_help[];
-
-bool cli_sim_opts_owns(int id);
-/* 0, or CLI_USAGE after printing. */
-int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg);
+/* The simulation option group: its target is a kv_sim_options. */
+extern const cli_group cli_sim_group;
 
 /* kv_sim_engine_config with its error printed: 0 or CLI_USAGE. */
 int cli_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c);

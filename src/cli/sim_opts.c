@@ -1,7 +1,9 @@
 /* sim_opts: the option group shared by every command that replays a trace (run, sweep,
  * plan): trace reading, scheduler and pool policy, time model, seed, parsed into the
- * core's kv_sim_options; and the replay every such command runs (src/sim.c) with its
- * summary (src/summary.c), errors printed. */
+ * core's kv_sim_options (three help sections, one handler; the on/off pairs are plain
+ * stores); and the replay every such command runs (src/sim.c) with its summary
+ * (src/summary.c), errors printed.  Values are checked one by one here; how they combine
+ * is the core's (kv_sim_engine_config). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 #include "kvsim/mem.h"
 
 enum {
-    OPT_FORMAT = 200,
+    OPT_FORMAT = 1,
     OPT_TRACE_BLOCK_SIZE,
     OPT_LIMIT,
     OPT_TIME_SCALE,
@@ -21,77 +23,68 @@ enum {
     OPT_WATERMARK,
     OPT_MAX_SEQS,
     OPT_MAX_BATCHED,
-    OPT_CHUNKED,
-    OPT_NO_CHUNKED,
-    OPT_NO_PREFIX_CACHING,
-    OPT_PREFIX_CACHING,
-    OPT_ADMIT_FULL,
-    OPT_NO_ADMIT_FULL,
     OPT_FREE_ORDER,
     OPT_PREEMPT,
     OPT_TIME_MODEL,
-    OPT_SIM_LAST,
 };
 
-const cli_opt cli_sim_options[] = {
-    {"format", 0, true, OPT_FORMAT},
-    {"trace-block-size", 0, true, OPT_TRACE_BLOCK_SIZE},
-    {"limit", 0, true, OPT_LIMIT},
-    {"time-scale", 0, true, OPT_TIME_SCALE},
-    {"rate", 0, true, OPT_RATE},
-    {"shared-prefix", 0, true, OPT_SHARED_PREFIX},
-    {"seed", 0, true, OPT_SEED},
-    {"watermark", 0, true, OPT_WATERMARK},
-    {"max-seqs", 0, true, OPT_MAX_SEQS},
-    {"max-batched-tokens", 0, true, OPT_MAX_BATCHED},
-    {"chunked-prefill", 0, false, OPT_CHUNKED},
-    {"no-chunked-prefill", 0, false, OPT_NO_CHUNKED},
-    {"prefix-caching", 0, false, OPT_PREFIX_CACHING},
-    {"no-prefix-caching", 0, false, OPT_NO_PREFIX_CACHING},
-    {"admit-full-prompt", 0, false, OPT_ADMIT_FULL},
-    {"no-admit-full-prompt", 0, false, OPT_NO_ADMIT_FULL},
-    {"free-order", 0, true, OPT_FREE_ORDER},
-    {"preempt", 0, true, OPT_PREEMPT},
-    {"time-model", 0, true, OPT_TIME_MODEL},
-    {NULL, 0, false, 0},
+#define SO kv_sim_options
+
+static const cli_opt trace_opts[] = {
+    {"format", 0, "F", CLI_ID(OPT_FORMAT), "auto (default), jsonl, csv, mooncake, azure, lengths"},
+    {"trace-block-size", 0, "N", CLI_ID(OPT_TRACE_BLOCK_SIZE),
+     "tokens per hash_ids entry (default 512)"},
+    {"limit", 0, "N", CLI_ID(OPT_LIMIT), "keep the first N non-empty data rows (default: all)"},
+    {"time-scale", 0, "F", CLI_ID(OPT_TIME_SCALE), "multiply arrival times by F (default 1)"},
+    {"rate", 0, "R", CLI_ID(OPT_RATE), "requests/s for length-stats traces (Poisson, seeded)"},
+    {"shared-prefix", 0, "N", CLI_ID(OPT_SHARED_PREFIX),
+     "content-less prompts all begin with the same N tokens"},
+    {"seed", 0, "N", CLI_ID(OPT_SEED), "random seed (default 1)"},
+    {0},
 };
 
-const char cli_sim_opts_help[] =
-    "trace:\n"
-    "  --format F               auto (default), jsonl, csv, mooncake, azure, lengths\n"
-    "  --trace-block-size N     tokens per hash_ids entry (default 512)\n"
-    "  --limit N                keep the first N non-empty data rows (default: all)\n"
-    "  --time-scale F           multiply arrival times by F (default 1)\n"
-    "  --rate R                 requests/s for length-stats traces (Poisson, seeded)\n"
-    "  --shared-prefix N        content-less prompts all begin with the same N tokens\n"
-    "  --seed N                 random seed (default 1)\n"
-    "scheduler and pool:\n"
-    "  --watermark F            fraction of usable blocks kept free at admission\n"
-    "                           (default 0.01; 0 = current vLLM v1)\n"
-    "  --max-seqs N             running requests cap (default 256)\n"
-    "  --max-batched-tokens N   token budget per step (default 8192)\n"
-    "  --no-chunked-prefill     never split a prompt across steps (default: chunked;\n"
-    "                           --chunked-prefill turns it back on)\n"
-    "  --no-prefix-caching      no hash-keyed prefix sharing (default: on;\n"
-    "                           --prefix-caching turns it back on)\n"
-    "  --admit-full-prompt      the admission gate needs blocks for all known tokens\n"
-    "                           (default); --no-admit-full-prompt: for this step's chunk\n"
-    "  --free-order O           split (default, vLLM >= #42656) or append (older vLLM)\n"
-    "  --preempt P              fcfs (default: last running) or priority\n"
-    "time:\n"
-    "  --time-model M           roofline (default) [:KEY=VALUE,...], keys overhead,\n"
-    "                           seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
-    "                           link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
-    "                           linear:A,B,C (s, s/token, s/KV token read) or fixed:DT\n";
+static const cli_opt sched_opts[] = {
+    {"watermark", 0, "F", CLI_ID(OPT_WATERMARK),
+     "fraction of usable blocks kept free at admission\n(default 0.01; 0 = current vLLM v1)"},
+    {"max-seqs", 0, "N", CLI_ID(OPT_MAX_SEQS), "running requests cap (default 256)"},
+    {"max-batched-tokens", 0, "N", CLI_ID(OPT_MAX_BATCHED), "token budget per step (default 8192)"},
+    {"chunked-prefill", 0, NULL, CLI_SET(SO, sched.chunked_prefill),
+     "split a long prompt across steps (default)"},
+    {"no-chunked-prefill", 0, NULL, CLI_CLEAR(SO, sched.chunked_prefill),
+     "never split a prompt across steps"},
+    {"prefix-caching", 0, NULL, CLI_SET(SO, prefix_caching), "hash-keyed prefix sharing (default)"},
+    {"no-prefix-caching", 0, NULL, CLI_CLEAR(SO, prefix_caching), "no hash-keyed prefix sharing"},
+    {"admit-full-prompt", 0, NULL, CLI_SET(SO, sched.admit_full_prompt),
+     "the admission gate needs blocks for all known tokens\n(default)"},
+    {"no-admit-full-prompt", 0, NULL, CLI_CLEAR(SO, sched.admit_full_prompt),
+     "the gate needs blocks for this step's chunk only"},
+    {"free-order", 0, "O", CLI_ID(OPT_FREE_ORDER),
+     "split (default, vLLM >= #42656) or append (older vLLM)"},
+    {"preempt", 0, "P", CLI_ID(OPT_PREEMPT), "fcfs (default: last running) or priority"},
+    {0},
+};
 
-bool cli_sim_opts_owns(int id)
-{
-    return id >= OPT_FORMAT && id < OPT_SIM_LAST;
-}
+static const cli_opt time_opts[] = {
+    {"time-model", 0, "M", CLI_ID(OPT_TIME_MODEL),
+     "roofline (default) [:KEY=VALUE,...], keys overhead,\n"
+     "seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
+     "link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
+     "linear:A,B,C (s, s/token, s/KV token read) or fixed:DT"},
+    {0},
+};
 
-int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
+static const cli_section sections[] = {
+    {"trace", trace_opts, NULL},
+    {"scheduler and pool", sched_opts, NULL},
+    {"time", time_opts, NULL},
+    {0},
+};
+
+static int handle(void *target, const cli_opt *opt, const char *arg)
 {
-    switch (id) {
+    kv_sim_options *o = target;
+    const char *name = opt->name;
+    switch (opt->id) {
     case OPT_FORMAT:
         if (kv_trace_format_parse(arg, &o->trace.format) != 0)
             return cli_error(CLI_USAGE,
@@ -100,39 +93,27 @@ int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
                              arg);
         return 0;
     case OPT_TRACE_BLOCK_SIZE:
-        return cli_parse_u32("trace-block-size", arg, 1, 1u << 20, &o->trace.trace_block_size);
+        return cli_parse_u32(name, arg, 1, 1u << 20, &o->trace.trace_block_size);
     case OPT_LIMIT:
-        return cli_parse_u64("limit", arg, 1, UINT64_MAX, &o->trace.limit);
+        return cli_parse_u64(name, arg, 1, UINT64_MAX, &o->trace.limit);
     case OPT_TIME_SCALE:
-        return cli_parse_double("time-scale", arg, 1e-9, 1e9, &o->trace.time_scale);
+        return cli_parse_double(name, arg, 1e-9, 1e9, &o->trace.time_scale);
     case OPT_RATE:
-        return cli_parse_double("rate", arg, 1e-9, 1e12, &o->trace.rate);
+        return cli_parse_double(name, arg, 1e-9, 1e12, &o->trace.rate);
     case OPT_SHARED_PREFIX:
-        return cli_parse_u32("shared-prefix", arg, 0, KV_TRACE_MAX_LEN, &o->shared_prefix);
+        return cli_parse_u32(name, arg, 0, KV_TRACE_MAX_LEN, &o->shared_prefix);
     case OPT_SEED:
-        return cli_parse_u64("seed", arg, 0, UINT64_MAX, &o->trace.seed);
+        return cli_parse_u64(name, arg, 0, UINT64_MAX, &o->trace.seed);
     case OPT_WATERMARK:
-        if (cli_parse_double("watermark", arg, 0, 1, &o->sched.watermark) != 0)
+        if (cli_parse_double(name, arg, 0, 1, &o->sched.watermark) != 0)
             return CLI_USAGE;
         if (o->sched.watermark >= 1)
             return cli_error(CLI_USAGE, "--watermark: '%s' must be below 1", arg);
         return 0;
     case OPT_MAX_SEQS:
-        return cli_parse_u32("max-seqs", arg, 1, 1u << 24, &o->sched.max_seqs);
+        return cli_parse_u32(name, arg, 1, 1u << 24, &o->sched.max_seqs);
     case OPT_MAX_BATCHED:
-        return cli_parse_u32("max-batched-tokens", arg, 1, 1u << 30, &o->sched.max_batched_tokens);
-    case OPT_CHUNKED:
-    case OPT_NO_CHUNKED:
-        o->sched.chunked_prefill = id == OPT_CHUNKED;
-        return 0;
-    case OPT_PREFIX_CACHING:
-    case OPT_NO_PREFIX_CACHING:
-        o->prefix_caching = id == OPT_PREFIX_CACHING;
-        return 0;
-    case OPT_ADMIT_FULL:
-    case OPT_NO_ADMIT_FULL:
-        o->sched.admit_full_prompt = id == OPT_ADMIT_FULL;
-        return 0;
+        return cli_parse_u32(name, arg, 1, 1u << 30, &o->sched.max_batched_tokens);
     case OPT_FREE_ORDER:
         if (kv_free_order_parse(arg, &o->free_order) != 0)
             return cli_error(CLI_USAGE, "--free-order: '%s' is not split or append", arg);
@@ -150,9 +131,11 @@ int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
         return 0;
     }
     default:
-        return cli_error(CLI_USAGE, "internal: option %d not in the simulation group", id);
+        return cli_error(CLI_USAGE, "internal: option %d not in the simulation group", opt->id);
     }
 }
+
+const cli_group cli_sim_group = {sections, handle, NULL};
 
 int cli_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c)
 {

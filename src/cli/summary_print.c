@@ -4,22 +4,7 @@
 #include <string.h>
 
 #include "cli/sim.h"
-
-/* 1234567 → "1,234,567" */
-static const char *grouped(char *buf, size_t n, double v)
-{
-    char raw[32];
-    snprintf(raw, sizeof raw, "%.0f", v);
-    size_t len = strlen(raw), o = 0;
-    for (size_t i = 0; i < len && o + 2 < n; i++) {
-        buf[o++] = raw[i];
-        size_t left = len - i - 1;
-        if (left > 0 && left % 3 == 0 && raw[i] != '-')
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
-}
+#include "kvsim/text.h"
 
 static void latency_row(FILE *f, const char *name, const kv_dist *d)
 {
@@ -27,7 +12,7 @@ static void latency_row(FILE *f, const char *name, const kv_dist *d)
             d->p99, d->max);
 }
 
-#define G(buf, v) grouped(buf, sizeof buf, (double)(v))
+#define G(buf, v) kv_grouped(buf, sizeof buf, (double)(v))
 
 void cli_print_summary(FILE *f, const kv_summary *s)
 {

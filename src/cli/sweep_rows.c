@@ -1,10 +1,15 @@
 /* sweep_rows: the CLI half of sweeps — list options parsed into the core's space, and the
- * human table of finished configurations (see cli/sweep.h). */
+ * human table of finished configurations (see cli/sweep.h).
+ *
+ * A list is split by kv_kvlist (empty items are errors); every item goes through the very
+ * option of the simulation or model group that `kvsim run` would parse it with, so an item
+ * is valid exactly when `kvsim run` would accept it, and its message is run's. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/sweep.h"
 #include "kvsim/mem.h"
+#include "kvsim/text.h"
 
 int cli_sweep_list(kv_sweep_space *sp, const char *opt, const char *list, kv_setup_options *mo,
                    kv_sim_options *so)
@@ -13,36 +18,25 @@ int cli_sweep_list(kv_sweep_space *sp, const char *opt, const char *list, kv_set
     if (!l)
         return cli_error(CLI_USAGE, "internal: --%s is not a sweep list", opt);
     bool setup = kv_sweep_list_is_setup(l);
-    const cli_opt *group = setup ? cli_model_options : cli_sim_options;
-    int id = 0;
-    for (const cli_opt *t = group; t->name && !id; t++)
-        if (strcmp(t->name, opt) == 0)
-            id = t->id;
+    const cli_group *g = setup ? &cli_model_group : &cli_sim_group;
+    const cli_opt *o = cli_group_find(g, opt);
     kv_sweep_value *v = NULL;
     size_t n = 0, cap = 0;
-    int rc = CLI_OK;
-    for (const char *p = list; rc == CLI_OK; p++) {
-        size_t len = strcspn(p, ",");
-        char item[128];
-        if (len == 0) {
+    int rc = CLI_OK, got;
+    kv_kvlist items;
+    kv_kvlist_init(&items, list, 0, NULL);
+    kv_kvitem it;
+    while (rc == CLI_OK && (got = kv_kvlist_next(&items, &it, NULL)) != 0) {
+        if (got < 0)
             rc = cli_error(CLI_USAGE, "--%s: empty item in the list '%s'", opt, list);
-            break;
+        else if (strlen(it.text) >= 128)
+            rc = cli_error(CLI_USAGE, "--%s: item '%.40s…' is too long", opt, it.text);
+        else if ((rc = cli_apply(g, setup ? (void *)mo : (void *)so, o, it.text)) == CLI_OK) {
+            kv_grow((void **)&v, &cap, n + 1, sizeof *v);
+            kv_sweep_value_of(l, mo, so, &v[n++]);
         }
-        if (len >= sizeof item) {
-            rc = cli_error(CLI_USAGE, "--%s: item '%.40s…' is too long", opt, p);
-            break;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
-        rc = setup ? cli_model_opts_handle(mo, id, item) : cli_sim_opts_handle(so, id, item);
-        if (rc != CLI_OK)
-            break;
-        kv_grow((void **)&v, &cap, n + 1, sizeof *v);
-        kv_sweep_value_of(l, mo, so, &v[n++]);
-        p += len;
-        if (*p == '\0')
-            break;
     }
+    kv_kvlist_release(&items);
     kv_diag d;
     if (rc == CLI_OK && kv_sweep_space_set(sp, l, v, n, list, &d) != 0)
         rc = cli_diag(CLI_USAGE, &d);

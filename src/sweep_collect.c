@@ -1,0 +1,117 @@
+/* sweep_collect: the rows of finished configuration directories, as `kvsim merge` reads
+ * them (include/kvsim/sweep.h), for sweeps whose configurations ran elsewhere (--emit-jobs
+ * on a cluster, several sweeps into one table, a sweep rerun in parts).
+ *
+ * A directory holding summary.json is one configuration; any other is searched one level
+ * deep, in name order, for subdirectories holding summary.json.  Duplicates are found by
+ * realpath (a directory listed twice, or found as a sweep directory and as one of its
+ * configurations), so each gives one row: O(rows²) comparisons, fine for a row per
+ * configuration.  Subdirectories with a stderr.txt but no summary.json are configurations
+ * sweep saw fail: they are reported through a callback and left out.
+ */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kvsim/mem.h"
+#include "kvsim/path.h"
+#include "kvsim/sweep.h"
+
+typedef struct collect {
+    kv_sweep_row *rows;
+    char **real; /* realpath of each row's directory */
+    size_t n, cap, cap_real;
+    kv_sweep_left_out left_out;
+    void *ctx;
+} collect;
+
+static bool has_file(const char *dir, const char *name)
+{
+    char *path = kv_path_join(dir, name);
+    struct stat st;
+    bool yes = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    return yes;
+}
+
+bool kv_sweep_is_config_dir(const char *dir)
+{
+    return has_file(dir, "summary.json");
+}
+
+static int add_config(collect *m, const char *dir, kv_diag *diag)
+{
+    char real[PATH_MAX];
+    if (!realpath(dir, real))
+        snprintf(real, sizeof real, "%s", dir);
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->real[i], real) == 0)
+            return 0;
+    kv_grow((void **)&m->rows, &m->cap, m->n + 1, sizeof *m->rows);
+    kv_grow((void **)&m->real, &m->cap_real, m->n + 1, sizeof *m->real);
+    int rc = kv_sweep_row_load(&m->rows[m->n], dir, diag);
+    if (rc == 0)
+        m->real[m->n++] = kv_xstrdup(real);
+    return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A sweep directory: every subdirectory with summary.json, in name order. */
+static int add_tree(collect *m, const char *dir, kv_diag *diag)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        kv_grow((void **)&names, &cap, n + 1, sizeof *names);
+        names[n++] = kv_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(names, n, sizeof *names, cmp_names);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *sub = kv_path_join(dir, names[i]);
+        struct stat st;
+        if (rc == 0 && stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (has_file(sub, "summary.json"))
+                rc = add_config(m, sub, diag);
+            else if (has_file(sub, "stderr.txt") && m->left_out)
+                m->left_out(m->ctx, sub);
+        }
+        free(sub);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
+                     kv_sweep_row **rows, size_t *n, kv_diag *diag)
+{
+    collect m = {.left_out = left_out, .ctx = ctx};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n_dirs; i++)
+        rc = has_file(dirs[i], "summary.json") ? add_config(&m, dirs[i], diag)
+                                               : add_tree(&m, dirs[i], diag);
+    for (size_t i = 0; i < m.n; i++)
+        free(m.real[i]);
+    free(m.real);
+    kv_sweep_rows_sort(m.rows, m.n);
+    *rows = m.rows;
+    *n = m.n;
+    return rc;
+}
