@@ -298,7 +298,7 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
                            "summary.json of a run, no sweep.csv, no plan.csv)",
                            dir);
     if (!opts->gnuplot)
-        return KV_PLOT_NO_GNUPLOT;
+        return kv_diag_set(diag, -KV_ENOPROG, "gnuplot not found");
     const char *gnuplot = opts->gnuplot, *plots = opts->scripts;
     int rc = check_scripts(opts, diag);
 

@@ -129,7 +129,7 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
         const char *eq = memchr(p, '=', (size_t)(end - p));
         if (!eq)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': expected KEY=VALUE, got '%.*s' (keys: %.*s)",
+                               "{time_model} '%s': expected KEY=VALUE, got '%.*s' (keys: %.*s)",
                                spec, len, p, KEY_NAMES_LEN, key_names);
         size_t klen = (size_t)(eq - p);
         size_t k = 0;
@@ -137,10 +137,10 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
             k++;
         if (k == N_KEYS)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': unknown key '%.*s' (keys: %.*s)", spec,
+                               "{time_model} '%s': unknown key '%.*s' (keys: %.*s)", spec,
                                (int)klen, p, KEY_NAMES_LEN, key_names);
         if (given(t, (int)k))
-            return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': '%s' given twice", spec,
+            return kv_diag_set(diag, -KV_EINVAL, "{time_model} '%s': '%s' given twice", spec,
                                keys[k].name);
         const char *val = eq + 1;
         int vlen = (int)(end - val);
@@ -149,26 +149,26 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
             kv_link l;
             if (vlen <= 0 || vlen >= (int)sizeof name)
                 return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': unknown interconnect '%.*s' (known: %s)",
+                                   "{time_model} '%s': unknown interconnect '%.*s' (known: %s)",
                                    spec, vlen, val, kv_link_names());
             memcpy(name, val, (size_t)vlen);
             name[vlen] = '\0';
             if (kv_link_parse(name, &l) != 0)
                 return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': unknown interconnect '%s' (known: %s)", spec,
+                                   "{time_model} '%s': unknown interconnect '%s' (known: %s)", spec,
                                    name, kv_link_names());
             t->link = l;
         } else {
             double v;
             if (parse_num(val, end, &v) != 0)
                 return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': '%s' needs a non-negative number, got "
+                                   "{time_model} '%s': '%s' needs a non-negative number, got "
                                    "'%.*s'",
                                    spec, keys[k].name, vlen, val);
             const key *kk = &keys[k];
             if ((kk->lo_open ? !(v > kk->lo) : !(v >= kk->lo)) || !(v <= kk->hi))
                 return kv_diag_set(diag, -KV_EINVAL,
-                                   "--time-model '%s': '%s' must be in %c%g, %g], got %g", spec,
+                                   "{time_model} '%s': '%s' must be in %c%g, %g], got %g", spec,
                                    kk->name, kk->lo_open ? '(' : '[', kk->lo, kk->hi, v);
             *field(t, kk) = v;
         }
@@ -199,17 +199,17 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         double dt;
         if (parse_num(spec + 6, spec + strlen(spec), &dt) != 0)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': fixed:DT needs DT in seconds, e.g. fixed:0.01",
+                               "{time_model} '%s': fixed:DT needs DT in seconds, e.g. fixed:0.01",
                                spec);
         if (!(dt * 1e9 < 9.2e18))
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': a step of %g s does not fit 64-bit "
+                               "{time_model} '%s': a step of %g s does not fit 64-bit "
                                "nanoseconds",
                                spec, dt);
         long long ns = llround(dt * 1e9);
         if (ns < 1)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': a step must take at least 1 ns", spec);
+                               "{time_model} '%s': a step must take at least 1 ns", spec);
         t->kind = KV_TIME_FIXED;
         t->fixed_ns = ns;
         return 0;
@@ -218,11 +218,11 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         double v[3];
         if (parse_linear(spec + 7, v) != 0)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': linear:A,B,C needs three non-negative "
+                               "{time_model} '%s': linear:A,B,C needs three non-negative "
                                "numbers (seconds, seconds/token, seconds/KV token read)",
                                spec);
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
-            return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': a step must take some time",
+            return kv_diag_set(diag, -KV_EINVAL, "{time_model} '%s': a step must take some time",
                                spec);
         t->kind = KV_TIME_LINEAR;
         t->a = v[0];
@@ -231,7 +231,7 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
         return 0;
     }
     return kv_diag_set(diag, -KV_EINVAL,
-                       "--time-model '%s': expected roofline[:KEY=VALUE,...], linear:A,B,C or "
+                       "{time_model} '%s': expected roofline[:KEY=VALUE,...], linear:A,B,C or "
                        "fixed:DT",
                        spec);
 }

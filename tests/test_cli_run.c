@@ -3,6 +3,7 @@
  * In sanitizer builds the real traces are cut with --limit: the debug engine walks the
  * pool invariants after every step (DESIGN R9), which is O(N) per step. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +29,13 @@ static void setup(void)
     dir = make_temp_dir();
 }
 
+static void free_scratch(void);
+
 static void teardown(void)
 {
     rm_rf(dir);
     free(dir);
+    free_scratch();
 }
 
 TestSuite(cli_run, .init = setup, .fini = teardown);
@@ -42,6 +46,32 @@ static char *path_in(const char *d, const char *name)
     char *p = malloc(n);
     snprintf(p, n, "%s/%s", d, name);
     return p;
+}
+
+/* path_in for a path used once inside an expression: freed by the suite's teardown. */
+static char *scratch_paths[32];
+static size_t n_scratch;
+
+static const char *at(const char *d, const char *name)
+{
+    cr_assert_lt(n_scratch, sizeof scratch_paths / sizeof scratch_paths[0]);
+    return scratch_paths[n_scratch++] = path_in(d, name);
+}
+
+/* No temporary (".NAME.tmp-XXXXXX") left in d. */
+static void assert_no_temp_files(const char *d)
+{
+    DIR *dd = opendir(d);
+    cr_assert_not_null(dd);
+    for (struct dirent *e; (e = readdir(dd)) != NULL;)
+        cr_assert_null(strstr(e->d_name, ".tmp"), "temporary file left: %s/%s", d, e->d_name);
+    closedir(dd);
+}
+
+static void free_scratch(void)
+{
+    while (n_scratch)
+        free(scratch_paths[--n_scratch]);
 }
 
 static json_t *load_json(const char *path)
@@ -82,7 +112,7 @@ Test(cli_run, golden_tiny_shared)
     cr_assert_eq(jnum(s, "preemptions", NULL), 0);
     /* sys-a: prefill in step 1 (ends 0.01 s), 7 decode steps → finishes at 0.08 s. */
     size_t n;
-    char *rq = read_file(path_in(out, "requests.csv"), &n);
+    char *rq = read_file(at(out, "requests.csv"), &n);
     cr_assert(strstr(rq, "\nsys-a,0.000000000,0.000000000,0.010000000,0.080000000,40,8,0,0,"
                          "0.010000000,0.010000000,0.080000000,finished\n"),
               "%s", rq);
@@ -112,7 +142,7 @@ Test(cli_run, json_stdout_equals_summary_file)
     run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "fixed:0.02",
                              "--out", out, "--json", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *file = read_file(path_in(out, "summary.json"), NULL);
+    char *file = read_file(at(out, "summary.json"), NULL);
     cr_assert_str_eq(r.out, file, "--json prints summary.json");
     free(file);
     free(out);
@@ -129,7 +159,7 @@ Test(cli_run, requests_csv_row_index_when_no_id)
     char *out = path_in(dir, "r");
     run_result r = run_kvsim("run", t, "--out", out, "-q", "--time-model", "fixed:0.5", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *rq = read_file(path_in(out, "requests.csv"), NULL);
+    char *rq = read_file(at(out, "requests.csv"), NULL);
     /* Trace order: by arrival, ties in file order; blank lines are not rows. */
     const char *want = "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
                        "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n"
@@ -180,7 +210,7 @@ Test(cli_run, two_runs_byte_identical)
     }
     for (size_t i = 0; i < 3; i++) {
         size_t n1, n2;
-        char *a = read_file(path_in(o1, files[i]), &n1), *b = read_file(path_in(o2, files[i]), &n2);
+        char *a = read_file(at(o1, files[i]), &n1), *b = read_file(at(o2, files[i]), &n2);
         cr_assert(a && b);
         cr_assert_gt(n1, 100);
         cr_assert(n1 == n2 && memcmp(a, b, n1) == 0, "%s differs between runs", files[i]);
@@ -221,7 +251,7 @@ static void replay_real(const char *file, const char *rate)
     args[n] = NULL;
     run_result r = run_kvsimv(args);
     cr_assert_eq(r.status, 0, "%s: %s", file, r.err);
-    json_t *s = load_json(path_in(out, "summary.json"));
+    json_t *s = load_json(at(out, "summary.json"));
     double total = jnum(s, "requests", "total"), fin = jnum(s, "requests", "finished");
     double rej = jnum(s, "requests", "rejected");
     cr_assert_gt(total, 0);
@@ -272,23 +302,22 @@ Test(cli_run, failed_run_leaves_no_output_and_keeps_old_files)
     run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--out", out, "-q", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_result_free(&r);
-    char *before = read_file(path_in(out, "summary.json"), NULL);
+    char *before = read_file(at(out, "summary.json"), NULL);
     char *bad = write_file(dir, "bad.jsonl",
                            "{\"arrival\": 0, \"prompt_len\": 4, \"output_len\": 2}\n"
                            "{\"arrival\": 1, \"prompt_len\": 4, \"output_len\": 0}\n");
     r = run_kvsim("run", bad, "--out", out, NULL);
     assert_error_line(&r, 1, "kvsim: error: ", "bad.jsonl:2: 'output_len'");
-    char *after = read_file(path_in(out, "summary.json"), NULL);
+    char *after = read_file(at(out, "summary.json"), NULL);
     cr_assert_str_eq(before, after, "an earlier complete summary.json is untouched");
-    cr_assert(!file_exists(path_in(out, "summary.json.tmp")));
-    cr_assert(!file_exists(path_in(out, "timeseries.csv.tmp")));
+    assert_no_temp_files(out);
     run_result_free(&r);
 
     char *fresh = path_in(dir, "fresh");
     r = run_kvsim("run", bad, "--out", fresh, NULL);
     cr_assert_eq(r.status, 1);
-    cr_assert(!file_exists(path_in(fresh, "summary.json")), "no half-written output");
-    cr_assert(!file_exists(path_in(fresh, "requests.csv")));
+    cr_assert(!file_exists(at(fresh, "summary.json")), "no half-written output");
+    cr_assert(!file_exists(at(fresh, "requests.csv")));
     run_result_free(&r);
     free(before), free(after), free(bad), free(out), free(fresh);
 }
@@ -348,6 +377,16 @@ Test(cli_run, error_paths)
          "kvsim: error: --sample-every: '0' must be at least 1\n"},
         {{"run", tiny, "--format", "xml", NULL}, 2, "kvsim: error: --format: unknown format 'xml'"},
         {{"run", tiny, "--limit", "0", NULL}, 2, "kvsim: error: --limit: '0' must be at least 1\n"},
+        /* A value too large is reported as too large (issue 7 defect). */
+        {{"run", tiny, "--num-blocks", "99999999999", NULL},
+         2,
+         "kvsim: error: --num-blocks: '99999999999' must be at most 4294967295\n"},
+        {{"run", tiny, "--seed", "99999999999999999999999", NULL},
+         2,
+         "kvsim: error: --seed: '99999999999999999999999' must be at most 18446744073709551615\n"},
+        {{"run", tiny, "--trace-block-size", "16777217", NULL},
+         2,
+         "kvsim: error: --trace-block-size: '16777217' must be between 1 and 16777216\n"},
         {{"run", tiny, "--num-blocks", "1", NULL},
          2,
          "kvsim: error: --num-blocks: '1' must be at least 2\n"},
@@ -382,7 +421,7 @@ Test(cli_run, clock_overflow_is_an_error_not_a_wrap)
     char *out = path_in(dir, "late");
     run_result r = run_kvsim("run", t, "--num-blocks", "1000", "--out", out, NULL);
     assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
-    cr_assert(!file_exists(path_in(out, "summary.json")), "no output after the error");
+    cr_assert(!file_exists(at(out, "summary.json")), "no output after the error");
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "linear:1e9,1e9,1e9", NULL);
     assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
@@ -441,4 +480,23 @@ Test(cli_run, help_lists_defaults)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(r.out, want[i]), "--help lacks '%s'", want[i]);
     run_result_free(&r);
+}
+
+/* gen and run take the same --trace-block-size range: a trace gen writes, run reads. */
+Test(cli_run, trace_block_size_range_matches_gen)
+{
+    char *t = path_in(dir, "tb.jsonl");
+    run_result r = run_kvsim("gen", "--prompt", "p50=40", "--output", "p50=4", "--rate", "10",
+                             "--requests", "5", "--system-prompts", "1", "--system-prompt-len",
+                             "16", "--trace-block-size", "16777216", "--out", t, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_result_free(&r);
+    r = run_kvsim("run", t, "--trace-block-size", "16777216", "-q", NULL);
+    cr_assert_eq(r.status, 0, "run refuses what gen wrote: %s", r.err);
+    run_result_free(&r);
+    r = run_kvsim("gen", "--prompt", "p50=40", "--output", "p50=4", "--rate", "10", "--requests",
+                  "5", "--trace-block-size", "16777217", NULL);
+    assert_error_line(&r, 2, "kvsim: error: ", "16777216");
+    run_result_free(&r);
+    free(t);
 }

@@ -528,3 +528,18 @@ Test(plot, plan_plot_draws_the_curve)
     rm_rf(dir);
     free(dir);
 }
+
+/* A missing gnuplot is an error code like any other (negative), which the CLI turns into
+ * a note and exit 0. */
+Test(plot, missing_gnuplot_is_a_negative_code)
+{
+    char *d = make_temp_dir();
+    free(write_file(d, "sweep.csv", "config\n"));
+    kv_plot_options o = {.scripts = NULL, .scripts_error = NULL, .gnuplot = NULL};
+    kv_plot_report rep;
+    kv_diag diag;
+    cr_assert_eq(kv_plot_dir(d, &o, &rep, &diag), -KV_ENOPROG);
+    cr_assert_str_eq(diag.msg, "gnuplot not found");
+    rm_rf(d);
+    free(d);
+}

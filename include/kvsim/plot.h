@@ -16,7 +16,7 @@
  * directory and the gnuplot to run; kvsim's CLI (src/cli/cmd_plot.c) takes them from
  * $KVSIM_PLOTS and $KVSIM_GNUPLOT, else from its executable's location and PATH, with
  * kv_plot_is_scripts_dir and kv_plot_find_gnuplot below.  No gnuplot is
- * KV_PLOT_NO_GNUPLOT, not an error: the caller says so and carries on.
+ * -KV_ENOPROG, which the caller reports and carries on.
  *
  * The library prints nothing: results are return codes, a kv_plot_report and a kv_diag.
  */
@@ -33,9 +33,6 @@ enum {
     KV_PLOT_SWEEP = 1 << 1, /* sweep.csv */
     KV_PLOT_PLAN = 1 << 2,  /* plan.csv */
 };
-
-/* kv_plot_dir's positive return: no gnuplot found, nothing written.  Not an error. */
-enum { KV_PLOT_NO_GNUPLOT = 1 };
 
 enum { KV_PLOT_MAX_FIGURES = 8 };
 
@@ -55,7 +52,7 @@ typedef struct kv_plot_options {
                                   worded by the caller, who knows where it looked; NULL:
                                   a generic one naming scripts */
     const char *gnuplot;       /* the gnuplot executable (a path, kv_plot_find_gnuplot);
-                                  NULL when there is none: KV_PLOT_NO_GNUPLOT */
+                                  NULL when there is none: -KV_ENOPROG */
 } kv_plot_options;
 
 /* The KV_PLOT_* mask for dir; 0 when it holds nothing plottable or is not a directory.
@@ -64,8 +61,8 @@ unsigned kv_plot_detect(const char *dir);
 
 /* Draw every figure dir supports, with the scripts and gnuplot of *opts (not NULL).
  * Checks in this order: dir, then gnuplot, then the scripts.  Returns 0 (figures listed
- * in *rep; possibly none, with rep->note saying why), KV_PLOT_NO_GNUPLOT (nothing
- * written), or a negative KV_E* with the diag set: -KV_ENOENT dir missing, not a
+ * in *rep; possibly none, with rep->note saying why), or a negative KV_E* with the diag
+ * set: -KV_ENOPROG no gnuplot (nothing written: a caller may carry on without figures); -KV_ENOENT dir missing, not a
  * directory, holding nothing plottable, or opts->scripts NULL or without common.gp
  * (opts->scripts_error); -KV_EPARSE an input file malformed (summary.json, sweep.csv,
  * plan.csv/plan.json); -KV_EIO gnuplot failed (its error in one line) or a file could not

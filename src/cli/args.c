@@ -52,7 +52,11 @@ int cli_parse_count(const char *what, const char *arg, uint64_t min, uint64_t ma
     if (*end != '\0')
         goto bad;
     if (errno == ERANGE || v > max || v < min) {
-        if (max == UINT64_MAX || max == UINT32_MAX)
+        bool unbounded = max == UINT64_MAX || max == UINT32_MAX; /* the type's own limit */
+        if (unbounded && (errno == ERANGE || v > max))
+            return cli_error(CLI_USAGE, "%s: '%s' must be at most %llu", what, arg,
+                             (unsigned long long)max);
+        if (unbounded)
             return cli_error(CLI_USAGE, "%s: '%s' must be at least %llu", what, arg,
                              (unsigned long long)min);
         return cli_error(CLI_USAGE, "%s: '%s' must be between %llu and %llu", what, arg,

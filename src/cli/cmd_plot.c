@@ -111,7 +111,7 @@ static int plot_one(const char *dir, const plot_tools *tools, bool quiet, bool *
     kv_plot_report rep;
     kv_diag d;
     int rc = kv_plot_dir(dir, &tools->opts, &rep, &d);
-    if (rc == KV_PLOT_NO_GNUPLOT) {
+    if (rc == -KV_ENOPROG) {
         *no_gnuplot = true;
         return CLI_OK;
     }

@@ -93,7 +93,7 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
                              arg);
         return 0;
     case OPT_TRACE_BLOCK_SIZE:
-        return cli_parse_u32(name, arg, 1, 1u << 20, &o->trace.trace_block_size);
+        return cli_parse_u32(name, arg, 1, KV_TRACE_MAX_LEN, &o->trace.trace_block_size);
     case OPT_LIMIT:
         return cli_parse_u64(name, arg, 1, UINT64_MAX, &o->trace.limit);
     case OPT_TIME_SCALE:
