@@ -20,26 +20,44 @@
  * Cost: a hash_ids, content-less or generated block of any size is one 17-byte run (two
  * when it straddles a trace block or the prompt end): 32 + 17 = 49 bytes, a single
  * SHA-256 compression.  Token blocks cost 4 bytes a token; extras are appended to the same
- * buffer (grown when a long adapter name needs it), so every block is one update.  The EVP context
- * and the fetched SHA-256 implementation are created once and reused (no per-hash fetch).
+ * buffer (grown when a long adapter name needs it), so every block is one message.
+ *
+ * SHA-256 path.  The message is padded here (FIPS 180-4 §5.1.1: 0x80, zeros, the 64-bit
+ * big-endian bit length) and fed block by block to libcrypto's SHA256_Transform, starting
+ * from the standard initial hash value; the digest is the big-endian state.  That is the
+ * SHA-256 function bit for bit (tests compare it with EVP on every length 0..300), without
+ * EVP's per-call work: OpenSSL 3.0's EVP_DigestInit_ex2 frees and re-allocates the
+ * provider context on every call.  A libcrypto built without the deprecated low-level
+ * entry points (meson finds no SHA256_Transform) gets the EVP path instead, one reused
+ * context as before.
  */
 #include "kvsim/blockhash.h"
 
 #include <assert.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+/* SHA256_Transform and SHA256_CTX are deprecated in OpenSSL 3.0 but present: the fastest
+ * SHA-256 this libcrypto offers (its assembly, SHA-NI where the CPU has it). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+#endif
+#include <openssl/evp.h>
 
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
+/* The padding written after a message: at most 72 bytes past its end. */
+#define PAD_SLACK 72
+
 struct kv_hasher {
-    EVP_MD_CTX *ctx;
+    EVP_MD_CTX *ctx; /* the EVP path only (no SHA256_Transform): NULL otherwise */
     EVP_MD *md;
     kv_digest seed;
     uint32_t block_size;
-    uint8_t *buf; /* encoding buffer: worst case every position its own run */
-    size_t buf_cap;
+    uint8_t *buf; /* encoding buffer: worst case every position its own run, + PAD_SLACK */
+    size_t buf_cap; /* message bytes it holds (PAD_SLACK more are allocated) */
 };
 
 static uint8_t *put_u32(uint8_t *p, uint32_t v)
@@ -57,8 +75,44 @@ static uint8_t *put_u64(uint8_t *p, uint64_t v)
     return put_u32(p, (uint32_t)(v >> 32));
 }
 
-static void digest_bytes(kv_hasher *h, const uint8_t *data, size_t n, kv_digest *out)
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+static const uint32_t sha256_iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+/* SHA-256 of data[0..n) by the compression function alone.  data must have 72 bytes of
+ * writable slack after n (the padding is written in place: buf_cap reserves it). */
+static void sha256_padded(uint8_t *data, size_t n, kv_digest *out)
 {
+    SHA256_CTX c;
+    memcpy(c.h, sha256_iv, sizeof c.h);
+    size_t full = n / 64 * 64;
+    for (size_t off = 0; off < full; off += 64)
+        SHA256_Transform(&c, data + off);
+    uint8_t *tail = data + full;
+    size_t rest = n - full, last = rest < 56 ? 64 : 128;
+    uint64_t bits = (uint64_t)n * 8;
+    tail[rest] = 0x80;
+    memset(tail + rest + 1, 0, last - rest - 9);
+    for (int k = 0; k < 8; k++)
+        tail[last - 1 - k] = (uint8_t)(bits >> (8 * k));
+    SHA256_Transform(&c, tail);
+    if (last == 128)
+        SHA256_Transform(&c, tail + 64);
+    for (int k = 0; k < 8; k++) {
+        out->b[4 * k] = (uint8_t)(c.h[k] >> 24);
+        out->b[4 * k + 1] = (uint8_t)(c.h[k] >> 16);
+        out->b[4 * k + 2] = (uint8_t)(c.h[k] >> 8);
+        out->b[4 * k + 3] = (uint8_t)c.h[k];
+    }
+}
+#endif
+
+static void digest_bytes(kv_hasher *h, uint8_t *data, size_t n, kv_digest *out)
+{
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+    (void)h;
+    sha256_padded(data, n, out);
+#else
     unsigned int len = 0;
     int ok = EVP_DigestInit_ex2(h->ctx, h->md, NULL);
     ok &= EVP_DigestUpdate(h->ctx, data, n);
@@ -67,6 +121,7 @@ static void digest_bytes(kv_hasher *h, const uint8_t *data, size_t n, kv_digest 
         fputs("kvsim: fatal: SHA-256 failed in libcrypto\n", stderr);
         abort();
     }
+#endif
 }
 
 int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dtype,
@@ -76,6 +131,7 @@ int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dty
     if (block_size == 0)
         return -KV_EINVAL;
     kv_hasher *h = kv_xcalloc(1, sizeof *h);
+#ifndef KVSIM_HAVE_SHA256_TRANSFORM
     h->ctx = EVP_MD_CTX_new();
     h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
     if (!h->ctx || !h->md) {
@@ -84,17 +140,18 @@ int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dty
         free(h);
         return -KV_ENOMEM;
     }
+#endif
     h->block_size = block_size;
     /* Worst case: one 17-byte run per position (hash_ids with tb = 1), or 4 bytes a token
      * plus a header; either way ≤ 32 + 17·b + 9. */
     h->buf_cap = KV_DIGEST_LEN + 17 * (size_t)block_size + 64;
-    h->buf = kv_xmalloc(h->buf_cap);
+    h->buf = kv_xmalloc(h->buf_cap + PAD_SLACK);
 
     /* Run seed: a canonical encoding of what makes blocks of two runs comparable. */
     static const char tag[] = "kvsim-block-hash-v1";
     size_t nm = strlen(model_name), nd = strlen(kv_dtype);
     size_t n = sizeof tag + 4 + nm + 4 + nd + 4;
-    uint8_t *seed = kv_xmalloc(n), *p = seed;
+    uint8_t *seed = kv_xmalloc(n + PAD_SLACK), *p = seed;
     memcpy(p, tag, sizeof tag); /* with its NUL */
     p += sizeof tag;
     p = put_u32(p, (uint32_t)nm);
@@ -212,7 +269,7 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
         size_t ns = j == 0 && c->salt ? strlen(c->salt) : 0;
         size_t used = (size_t)(p - h->buf), need = used + 10 + na + ns;
         if (need > h->buf_cap) {
-            h->buf = kv_xrealloc(h->buf, need);
+            h->buf = kv_xrealloc(h->buf, need + PAD_SLACK);
             h->buf_cap = need;
             p = h->buf + used;
         }

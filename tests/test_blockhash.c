@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "kvsim/blockhash.h"
 #include "support.h"
 
@@ -175,6 +177,80 @@ Test(blockhash, sources_never_match_each_other)
     cr_assert(!same(&dt, &dm) && !same(&dt, &e0[0]) && !same(&dm, &e0[0]));
     kv_hasher_chain(h, &s0, &ds, 0, 1);
     cr_assert(same(&ds, &e0[0]));
+}
+
+/* ---- bit identity with libcrypto's EVP SHA-256 ------------------------------------ */
+
+static void evp_sha256(const uint8_t *m, size_t n, kv_digest *out)
+{
+    unsigned int len = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    cr_assert(ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, m, n) &&
+              EVP_DigestFinal_ex(ctx, out->b, &len) && len == KV_DIGEST_LEN);
+    EVP_MD_CTX_free(ctx);
+}
+
+static uint8_t *le32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        *p++ = (uint8_t)(v >> (8 * k));
+    return p;
+}
+
+/* The seed and token blocks of every message length from 42 to ~700 bytes (block sizes
+ * 1..64, adapters of 0..40 bytes), hashed by kv_hasher and by EVP over the encoding of
+ * src/blockhash.c's top comment: every padding case (one or two final compressions, a
+ * message ending on a 64-byte boundary) gives EVP's digest bit for bit. */
+Test(blockhash, digests_equal_evp_sha256_at_every_length)
+{
+    static const char tag[] = "kvsim-block-hash-v1";
+    uint32_t tok[64];
+    for (uint32_t i = 0; i < 64; i++)
+        tok[i] = 0x9e3779b9u * (i + 1);
+    char adapter[41];
+    for (uint32_t b = 1; b <= 64; b++) {
+        kv_hasher *hb;
+        cr_assert_eq(kv_hasher_create(&hb, "llama-3-8b", "bf16", b), 0);
+        uint8_t m[1024], *p = m;
+        memcpy(p, tag, sizeof tag);
+        p = le32(p + sizeof tag, 10);
+        memcpy(p, "llama-3-8b", 10);
+        p = le32(p + 10, 4);
+        memcpy(p, "bf16", 4);
+        p = le32(p + 4, b);
+        kv_digest want, got;
+        evp_sha256(m, (size_t)(p - m), &want);
+        cr_assert(same(&want, kv_hasher_seed(hb)), "seed digest at block size %u", b);
+        for (uint32_t na = 0; na <= 40; na += 1 + (b % 3)) {
+            memset(adapter, 'a' + (char)(na % 26), na);
+            adapter[na] = '\0';
+            kv_request_spec spec = {.prompt_len = 64,
+                                    .output_len = 1,
+                                    .content = KV_CONTENT_TOKENS,
+                                    .tokens = tok,
+                                    .adapter = na ? adapter : NULL};
+            kv_content c;
+            kv_content_from_spec(&c, &spec, 0, 0);
+            kv_hasher_block(hb, kv_hasher_seed(hb), &c, 0, &got);
+            p = m;
+            memcpy(p, kv_hasher_seed(hb)->b, KV_DIGEST_LEN);
+            p += KV_DIGEST_LEN;
+            *p++ = 'T';
+            p = le32(p, b);
+            for (uint32_t i = 0; i < b; i++)
+                p = le32(p, tok[i]);
+            if (na) {
+                *p++ = 'A';
+                p = le32(p, na);
+                memcpy(p, adapter, na);
+                p += na;
+            }
+            evp_sha256(m, (size_t)(p - m), &want);
+            cr_assert(same(&want, &got), "block size %u, adapter of %u bytes: %zu-byte message", b,
+                      na, (size_t)(p - m));
+        }
+        kv_hasher_destroy(hb);
+    }
 }
 
 Test(blockhash, digest_hex)
