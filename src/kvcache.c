@@ -162,16 +162,16 @@ uint32_t kv_cache_need(const kv_cache *c, const kv_seq *s, uint32_t num_computed
     return new_blocks(c, s, num_computed, hits, num_new) + (hits ? hits->n_evictable : 0);
 }
 
-static void table_push(const kv_cache *c, kv_seq *s, kv_block_id b)
+/* Room for `more` table entries. */
+static void table_reserve(const kv_cache *c, kv_seq *s, uint32_t more)
 {
-    if (s->len == s->cap) {
-        size_t cap = s->cap;
-        size_t most = ((size_t)s->max_tokens + c->block_size - 1) / c->block_size;
-        size_t need = (size_t)s->len + 1;
-        kv_grow((void **)&s->table, &cap, need > most ? need : most, sizeof *s->table);
-        s->cap = (uint32_t)cap;
-    }
-    s->table[s->len++] = b;
+    if ((size_t)s->len + more <= s->cap)
+        return;
+    size_t cap = s->cap;
+    size_t most = ((size_t)s->max_tokens + c->block_size - 1) / c->block_size;
+    size_t need = (size_t)s->len + more;
+    kv_grow((void **)&s->table, &cap, need > most ? need : most, sizeof *s->table);
+    s->cap = (uint32_t)cap;
 }
 
 bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
@@ -182,17 +182,18 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         return false;
     uint32_t n_new = new_blocks(c, s, num_computed, hits, num_new);
     uint32_t n_hits = hits ? hits->n : 0;
+    table_reserve(c, s, n_hits + n_new);
     if (n_hits) {
         /* Hits only come with a fresh admission: an empty table, nothing computed. */
         assert(s->len == 0 && num_computed == 0);
         for (uint32_t i = 0; i < n_hits; i++) {
             kv_pool_touch(c->pool, hits->blocks[i]); /* the reference moves into the table */
-            table_push(c, s, hits->blocks[i]);
+            s->table[s->len++] = hits->blocks[i];
         }
         s->num_cached = s->len;
     }
-    for (uint32_t i = 0; i < n_new; i++)
-        table_push(c, s, kv_pool_pop(c->pool));
+    kv_pool_pop_n(c->pool, n_new, s->table + s->len);
+    s->len += n_new;
 
     if (c->caching) {
         uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
@@ -202,8 +203,8 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         assert(full <= s->len);
         if (full > s->num_cached) {
             ensure_hashes(c->hasher, s, full);
-            for (uint32_t j = s->num_cached; j < full; j++)
-                kv_pool_cache(c->pool, s->table[j], &s->hashes[j]);
+            kv_pool_cache_n(c->pool, s->table + s->num_cached, s->hashes + s->num_cached,
+                            full - s->num_cached);
             s->num_cached = full;
         }
     }

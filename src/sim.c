@@ -102,9 +102,7 @@ static int loop(driver *d, kv_diag *diag)
         int rc = kv_engine_advance(d->engine, diag);
         if (rc != 0)
             return rc;
-        kv_engine_stats st;
-        kv_engine_get_stats(d->engine, &st);
-        if (ev == KV_ENGINE_STEP_START && st.steps % progress_every == 0)
+        if (ev == KV_ENGINE_STEP_START && kv_engine_steps(d->engine) % progress_every == 0)
             progress(d, t_step);
     }
 }

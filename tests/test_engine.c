@@ -245,8 +245,11 @@ Test(engine, refcount_sum_equals_logical_entries)
     kv_block_id b = L.r[0].seq->table[0]; /* shared by both requests: refcount 2 */
     cr_assert_eq(p->blocks[b].ref, 2);
     p->blocks[b].ref = 3;
+    p->num_refs++; /* the pool's own counter agrees: the cross-module walk must notice */
     expect_violation(&L, "R9: Σ refcounts");
     p->blocks[b].ref = 2;
+    expect_violation(&L, "pool: Σ refcounts 6 != counter 7");
+    p->num_refs--;
     stop_live(&L);
 }
 

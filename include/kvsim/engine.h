@@ -108,6 +108,7 @@ void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out);
 const kv_pool *kv_engine_pool(const kv_engine *e);
 uint32_t kv_engine_num_running(const kv_engine *e);
 uint32_t kv_engine_num_waiting(const kv_engine *e);
+uint64_t kv_engine_steps(const kv_engine *e); /* steps executed so far */
 
 /* The full invariant walk (pool R9, sched, kvcache): 0 or -KV_EINVARIANT with a diag. */
 int kv_engine_check(const kv_engine *e, kv_diag *diag);
