@@ -203,6 +203,16 @@ void kv_content_from_spec(kv_content *c, const kv_request_spec *r, uint32_t trac
     c->salt = r->salt && r->salt[0] ? r->salt : NULL;
 }
 
+uint32_t kv_content_first_private(const kv_content *c, uint32_t block_size)
+{
+    /* The first U or G position: the prompt's end, or for a content-less prompt the end of
+     * its shared prefix; the block holding it is the first private one. */
+    uint32_t shared = c->prompt_len;
+    if (c->kind == KV_CONTENT_NONE && c->shared_prefix < shared)
+        shared = c->shared_prefix;
+    return shared / block_size;
+}
+
 /* Encode the prompt positions [lo, hi) of c. */
 static uint8_t *encode_prompt(uint8_t *p, const kv_content *c, uint32_t lo, uint32_t hi)
 {

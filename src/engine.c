@@ -64,6 +64,7 @@ int kv_engine_create(kv_engine **out, const kv_engine_config *cfg, kv_hasher *ha
         return kv_diag_set(diag, -KV_EINVAL, "cannot create a pool of %u blocks", cfg->num_blocks);
     }
     kv_cache_create(&e->cache, e->pool, hasher);
+    kv_cache_hash_all(e->cache, cfg->hash_all_blocks);
     if (kv_sched_create(&e->sched, &cfg->sched, e->cache) != 0) {
         kv_engine_destroy(e);
         return kv_diag_set(diag, -KV_EINVAL,

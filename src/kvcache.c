@@ -14,9 +14,21 @@
  *             a later request in the same step can hit them; decode blocks included.
  *   free      the table tail first (R7); the chain survives for a preempted request.
  *
- * Invariants per seq: table[0..num_cached) are hashed with the seq's own chain digests
- * (hits carry the same digest by construction); len ≥ num_cached; n_hashes ≥ num_cached.
- * The chain is computed lazily and only once per request (DESIGN §9).
+ * Private blocks (DESIGN §9).  Blocks from the content's first private block f on (the
+ * first holding a content-less or generated position) are unique to the request by
+ * construction: only the request itself, after a preemption, can ever hit them.  They get
+ * no digest and no index entry: each has a head slot in the seq (chunks of
+ * KV__PRIV_CHUNK slots that never move), the pool files the block under it
+ * (kv_pool_cache_private) and keeps it pointing at the first holder still present, and a
+ * lookup reads it.  Hit, need, free order, eviction and counters are what the digest
+ * path gives (R4–R7 treat both kinds alike): outputs are byte-identical, which the
+ * engine's randomized test checks against the reference mode (kv_cache_hash_all:
+ * every full block hashed and indexed).  kv_seq_destroy detaches the slots.
+ *
+ * Invariants per seq: table[0..num_cached) are hashed with the seq's own identities: the
+ * chain digest below f (hits carry the same digest by construction), the seq's own slot
+ * from f on; len ≥ num_cached; n_hashes ≥ min(num_cached, f).  The chain is computed
+ * lazily, the whole shared prefix at the first lookup, and only once per request.
  *
  * Complexity: lookup O(hit blocks + newly hashed), allocate O(new blocks + newly hashed),
  * free O(len).
@@ -36,6 +48,7 @@ struct kv_cache {
     kv_hasher *hasher;
     uint32_t block_size;
     bool caching;
+    bool hash_all;        /* reference mode: private blocks hashed and indexed too */
     kv_block_id *scratch; /* lookup hits, then reversed tables for free */
     size_t scratch_cap;
     kv_prefix_stats stats;
@@ -50,6 +63,11 @@ int kv_cache_create(kv_cache **out, kv_pool *pool, kv_hasher *hasher)
     c->caching = kv_pool_caching(pool);
     *out = c;
     return 0;
+}
+
+void kv_cache_hash_all(kv_cache *c, bool on)
+{
+    c->hash_all = on;
 }
 
 void kv_cache_destroy(kv_cache *c)
@@ -83,6 +101,13 @@ void kv_seq_destroy(kv_seq *s)
     if (!s)
         return;
     assert(s->len == 0 && "kv_seq_destroy: table not freed");
+    for (uint32_t k = 0; k < s->n_priv_chunks; k++) {
+        for (uint32_t i = 0; i < KV__PRIV_CHUNK; i++)
+            if (s->priv[k][i] != KV_NO_BLOCK)
+                kv_pool_detach_private(s->pool, &s->priv[k][i]);
+        free(s->priv[k]);
+    }
+    free(s->priv);
     free(s->table);
     free(s->hashes);
     free(s);
@@ -101,6 +126,30 @@ const kv_block_id *kv_seq_table(const kv_seq *s)
 const kv_content *kv_seq_content(const kv_seq *s)
 {
     return &s->content;
+}
+
+/* Blocks ≥ this are private for c (never, in reference mode). */
+static uint32_t private_from(const kv_cache *c, const kv_seq *s)
+{
+    return c->hash_all ? UINT32_MAX : kv_content_first_private(&s->content, c->block_size);
+}
+
+/* The head slot of private block f + k (NULL when it was never made and !make). */
+static kv_block_id *priv_slot(kv_seq *s, uint32_t k, bool make)
+{
+    uint32_t chunk = k / KV__PRIV_CHUNK;
+    if (chunk >= s->n_priv_chunks) {
+        if (!make)
+            return NULL;
+        s->priv = kv_xrealloc(s->priv, (chunk + 1) * sizeof *s->priv);
+        for (; s->n_priv_chunks <= chunk; s->n_priv_chunks++) {
+            kv_block_id *c = kv_xmalloc(KV__PRIV_CHUNK * sizeof *c);
+            for (uint32_t i = 0; i < KV__PRIV_CHUNK; i++)
+                c[i] = KV_NO_BLOCK;
+            s->priv[s->n_priv_chunks] = c;
+        }
+    }
+    return &s->priv[chunk][k % KV__PRIV_CHUNK];
 }
 
 static void scratch_reserve(kv_cache *c, size_t n)
@@ -136,9 +185,24 @@ void kv_cache_lookup(kv_cache *c, kv_seq *s, uint32_t num_tokens, kv_hits *out)
     uint32_t max_blocks = (num_tokens - 1) / c->block_size;
     scratch_reserve(c, max_blocks);
     out->blocks = c->scratch;
+    uint32_t fp = private_from(c, s);
+    uint32_t n_dig = max_blocks < fp ? max_blocks : fp;
+    /* The whole shared-kind prefix at once: it is cached block by block as the request
+     * runs, so none of it is wasted, and the walk can prefetch ahead. */
+    ensure_hashes(c->hasher, s, n_dig);
+    enum { AHEAD = 4 };
+    for (uint32_t j = 0; j < n_dig && j < AHEAD; j++)
+        kv_pool_prefetch(c->pool, &s->hashes[j]);
     for (uint32_t j = 0; j < max_blocks; j++) {
-        ensure_hashes(c->hasher, s, j + 1);
-        kv_block_id b = kv_pool_lookup(c->pool, &s->hashes[j]);
+        kv_block_id b;
+        if (j < fp) {
+            if (j + AHEAD < n_dig)
+                kv_pool_prefetch(c->pool, &s->hashes[j + AHEAD]);
+            b = kv_pool_lookup(c->pool, &s->hashes[j]);
+        } else {
+            const kv_block_id *slot = priv_slot(s, j - fp, false);
+            b = slot ? *slot : KV_NO_BLOCK;
+        }
         if (b == KV_NO_BLOCK)
             break;
         c->scratch[out->n++] = b;
@@ -202,9 +266,17 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         uint32_t full = (uint32_t)(upto / c->block_size);
         assert(full <= s->len);
         if (full > s->num_cached) {
-            ensure_hashes(c->hasher, s, full);
-            kv_pool_cache_n(c->pool, s->table + s->num_cached, s->hashes + s->num_cached,
-                            full - s->num_cached);
+            uint32_t fp = private_from(c, s), j = s->num_cached;
+            uint32_t dig_end = full < fp ? full : fp;
+            if (dig_end > j) {
+                ensure_hashes(c->hasher, s, dig_end);
+                kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
+                j = dig_end;
+            }
+            for (; j < full; j++) {
+                kv_pool_cache_private(c->pool, s->table[j], priv_slot(s, j - fp, true));
+                s->pool = c->pool;
+            }
             s->num_cached = full;
         }
     }
@@ -244,10 +316,11 @@ const kv_prefix_stats *kv_cache_prefix_stats(const kv_cache *c)
 
 /* ---- invariants --------------------------------------------------------------------- */
 
-static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
+static int check_seq(const kv_cache *c, kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
 {
     uint32_t n = kv_pool_num_blocks(c->pool);
-    if (s->num_cached > s->len || s->num_cached > s->n_hashes)
+    uint32_t fp = private_from(c, s);
+    if (s->num_cached > s->len || (s->num_cached < fp ? s->num_cached : fp) > s->n_hashes)
         return kv_diag_set(d, -KV_EINVARIANT,
                            "kvcache: table %zu caches %u entries of %u with %u digests", i,
                            s->num_cached, s->len, s->n_hashes);
@@ -264,15 +337,21 @@ static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held
         if (ref == 0)
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: block %d has refcount 0", i, j, b);
-        if (j < s->num_cached && (!dg || memcmp(dg, &s->hashes[j], sizeof *dg) != 0))
+        if (j < s->num_cached && j < fp && (!dg || memcmp(dg, &s->hashes[j], sizeof *dg) != 0))
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: block %d is not hashed with the "
                                "chain's digest",
                                i, j, b);
-        if (j >= s->num_cached && (dg || ref != 1))
+        const kv_block_id *own = j >= fp ? priv_slot(s, j - fp, false) : NULL;
+        if (j < s->num_cached && j >= fp && (!own || kv_pool_private_slot(c->pool, b) != own))
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "kvcache: table %zu entry %u: private block %d is not filed under "
+                               "the request's own slot",
+                               i, j, b);
+        if (j >= s->num_cached && (kv_pool_is_hashed(c->pool, b) || ref != 1))
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: uncached block %d is %s", i, j, b,
-                               dg ? "hashed" : "shared");
+                               kv_pool_is_hashed(c->pool, b) ? "hashed" : "shared");
     }
     for (uint32_t j = 0; j < s->len; j++)
         held[s->table[j]] = 0;

@@ -48,6 +48,13 @@ typedef struct kv_content {
 void kv_content_from_spec(kv_content *c, const kv_request_spec *r, uint32_t trace_block_size,
                           uint32_t shared_prefix);
 
+/* The first private block of c at block size b (DESIGN §9): the first block holding a
+ * content-less ('U') or generated ('G') position, whose encoding names the request's row,
+ * so that it and every later block (chained on it) are unique to this request by
+ * construction.  Blocks [0, f) are shared-kind: explicit tokens, hash_ids, --shared-prefix
+ * positions. */
+uint32_t kv_content_first_private(const kv_content *c, uint32_t block_size);
+
 typedef struct kv_hasher kv_hasher; /* opaque: a reused EVP_MD_CTX and the run seed */
 
 /* 0, or -KV_ENOMEM.  block_size ≥ 1. */

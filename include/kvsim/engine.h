@@ -52,6 +52,8 @@ typedef struct kv_engine_config {
     kv_sched_config sched;
     kv_timing timing;
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
+    bool hash_all_blocks;  /* reference mode (tests): no private blocks (DESIGN §9), every
+                              full block hashed and indexed; same outputs, slower */
     /* Observers (optional); ctx is passed back. */
     uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
     void (*on_sample)(void *ctx, const kv_sample *s);
