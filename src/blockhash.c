@@ -51,7 +51,21 @@
 /* The padding written after a message: at most 72 bytes past its end. */
 #define PAD_SLACK 72
 
+/* One memo entry: the chain through one trace block (issue 9, lever 4). */
+typedef struct memo_entry {
+    kv_digest parent; /* digest before the trace block's first simulator block */
+    uint64_t hash_id; /* the trace block's hash_id */
+    uint32_t n;       /* digests filled, 0 = empty slot; ≤ per */
+    uint32_t tb;      /* the trace block size it was made for */
+    kv_digest d[];    /* per = tb / b digests, d[i] of the trace block's i-th block */
+} memo_entry;
+
 struct kv_hasher {
+    memo_entry *memo; /* direct-mapped, n_memo entries of memo_size bytes; NULL = off */
+    uint32_t n_memo;  /* a power of two */
+    size_t memo_size;
+    uint32_t memo_per; /* digests per entry: the largest tb / b it holds */
+    uint64_t memo_hits, memo_misses;
     EVP_MD_CTX *ctx; /* the EVP path only (no SHA256_Transform): NULL otherwise */
     EVP_MD *md;
     kv_digest seed;
@@ -171,6 +185,7 @@ void kv_hasher_destroy(kv_hasher *h)
 {
     if (!h)
         return;
+    free(h->memo);
     EVP_MD_CTX_free(h->ctx);
     EVP_MD_free(h->md);
     free(h->buf);
@@ -299,11 +314,94 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
     digest_bytes(h, h->buf, (size_t)(p - h->buf), out);
 }
 
+/* ---- the chain memo ----------------------------------------------------------------
+ *
+ * Many requests of a hash_ids trace repeat a (parent digest, hash_id) pair: a later turn
+ * of a conversation re-sends the earlier turns' trace blocks after the same prefix.  With
+ * b dividing tb, the tb/b simulator blocks of trace block k are a pure function of the
+ * digest before them and hash_ids[k] (their content is ('H', hash_id, i·b, b)), so their
+ * digests can be remembered per pair.  The memo is a direct-mapped cache of such pairs,
+ * bounded when it is made (kv_hasher_memo); an entry can be partly filled (a prompt that
+ * ends inside the trace block) and is extended later.  Only rows without adapter and salt
+ * use it (extras would be part of the key).  It caches a pure function: a replay gives
+ * the same digests with it or without it, only faster. */
+
+int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per)
+{
+    free(h->memo);
+    h->memo = NULL;
+    h->n_memo = 0;
+    if (per == 0 || max_bytes == 0)
+        return 0;
+    h->memo_per = per;
+    h->memo_size = sizeof(memo_entry) + (size_t)per * sizeof(kv_digest);
+    uint32_t n = 1;
+    while ((size_t)n * 2 * h->memo_size <= max_bytes && n < (1u << 30))
+        n *= 2;
+    if ((size_t)n * h->memo_size > max_bytes)
+        return 0; /* not even one entry fits: no memo */
+    h->memo = calloc(n, h->memo_size); /* pages are touched only as entries fill */
+    if (!h->memo)
+        return -KV_ENOMEM;
+    h->n_memo = n;
+    return 0;
+}
+
+void kv_hasher_memo_stats(const kv_hasher *h, uint64_t *hits, uint64_t *misses)
+{
+    *hits = h->memo_hits;
+    *misses = h->memo_misses;
+}
+
+static memo_entry *memo_slot(const kv_hasher *h, const kv_digest *parent, uint64_t hash_id)
+{
+    uint64_t k;
+    memcpy(&k, parent->b + 8, sizeof k);
+    k ^= hash_id * 0x9e3779b97f4a7c15ull;
+    k ^= k >> 29;
+    return (memo_entry *)((char *)h->memo + (size_t)(k & (h->n_memo - 1)) * h->memo_size);
+}
+
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to)
 {
-    for (uint32_t j = from; j < to; j++)
-        kv_hasher_block(h, j ? &digests[j - 1] : &h->seed, c, j, &digests[j]);
+    uint32_t b = h->block_size, tb = c->trace_block_size;
+    bool memo = h->memo && c->kind == KV_CONTENT_HASH_IDS && !c->adapter && !c->salt &&
+                tb % b == 0 && tb / b <= h->memo_per;
+    uint32_t per = memo ? tb / b : 0;
+    uint32_t end = memo ? c->prompt_len / b : 0; /* blocks wholly inside the prompt */
+    for (uint32_t j = from; j < to;) {
+        const kv_digest *parent = j ? &digests[j - 1] : &h->seed;
+        if (!memo || j % per != 0 || j >= end) {
+            kv_hasher_block(h, parent, c, j, &digests[j]);
+            j++;
+            continue;
+        }
+        /* j starts trace block k: its blocks [j, j + m) are memoisable. */
+        uint32_t k = j / per, m = end - j < per ? end - j : per;
+        uint32_t want = to - j < m ? to - j : m;
+        memo_entry *e = memo_slot(h, parent, c->hash_ids[k]);
+        uint32_t have = 0;
+        if (e->n && e->tb == tb && e->hash_id == c->hash_ids[k] &&
+            memcmp(e->parent.b, parent->b, KV_DIGEST_LEN) == 0) {
+            have = e->n < want ? e->n : want;
+            memcpy(&digests[j], e->d, have * sizeof *digests);
+            h->memo_hits++;
+        } else {
+            e->parent = *parent;
+            e->hash_id = c->hash_ids[k];
+            e->tb = tb;
+            e->n = 0;
+            h->memo_misses++;
+        }
+        for (uint32_t i = have; i < want; i++)
+            kv_hasher_block(h, i ? &digests[j + i - 1] : parent, c, j + i, &digests[j + i]);
+        if (want > e->n) {
+            memcpy(&e->d[e->n], &digests[j + e->n], (want - e->n) * sizeof *digests);
+            e->n = want;
+        }
+        j += want;
+    }
 }
 
 void kv_digest_hex(const kv_digest *d, char out[2 * KV_DIGEST_LEN + 1])

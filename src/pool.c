@@ -377,7 +377,7 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
 /* Batches pipeline their cache misses: entry i + 2·DIST is requested, then the bucket
  * and uthash neighbours of entry i + DIST (whose halves have had DIST steps to arrive),
  * while entry i is processed. */
-enum { DIST = 4 };
+enum { DIST = 8 };
 
 /* What evicting block b (a pop) will write: its bucket and its uthash neighbours. */
 static void prefetch_eviction(const kv_pool *p, kv_block_id b)

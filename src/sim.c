@@ -127,6 +127,12 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
     if (kv_hasher_create(&hasher, model_name, dtype_name, cfg->block_size) != 0)
         return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
+    uint32_t tb = trace->trace_block_size;
+    bool has_ids = false;
+    for (size_t i = 0; i < trace->n && !has_ids; i++)
+        has_ids = trace->reqs[i].content == KV_CONTENT_HASH_IDS;
+    if (has_ids && cfg->prefix_caching && tb % cfg->block_size == 0)
+        kv_hasher_memo(hasher, KV_SIM_MEMO_BYTES, tb / cfg->block_size);
     kv_engine_config ec = *cfg;
     res->n = trace->n;
     res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);

@@ -322,3 +322,40 @@ Test(blockhash, cli_hash_errors)
         run_result_free(&r);
     }
 }
+
+/* The chain memo caches a pure function: chains computed through it, in pieces, with
+ * repeated, partly covered and conflicting trace blocks, equal the chains without it. */
+Test(blockhash, memo_gives_the_same_chains)
+{
+    kv_hasher *plain, *memo;
+    cr_assert_eq(kv_hasher_create(&plain, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 5 + 64), 4), 0); /* tiny */
+    uint64_t ids[3][6] = {{1, 2, 3, 4, 5, 6}, {1, 2, 9, 4, 5, 6}, {7, 2, 3, 4, 5, 6}};
+    for (int round = 0; round < 3; round++) {
+        for (int r = 0; r < 3; r++) {
+            uint32_t prompt = 16 * 6 - (uint32_t)(r * 5 + round); /* last trace block partial */
+            kv_request_spec spec = {.prompt_len = prompt,
+                                    .output_len = 9,
+                                    .row = (uint32_t)r,
+                                    .content = KV_CONTENT_HASH_IDS,
+                                    .hash_ids = ids[r],
+                                    .n_hash_ids = 6};
+            kv_content c;
+            kv_content_from_spec(&c, &spec, 16, 0);
+            uint32_t n = (prompt + 8) / 4; /* generated blocks too */
+            kv_digest want[32], got[32];
+            kv_hasher_chain(plain, &c, want, 0, n);
+            uint32_t cut = (uint32_t)(round * 7 + r) % n; /* in two pieces */
+            kv_hasher_chain(memo, &c, got, 0, cut);
+            kv_hasher_chain(memo, &c, got, cut, n);
+            for (uint32_t j = 0; j < n; j++)
+                cr_assert(same(&want[j], &got[j]), "round %d row %d block %u", round, r, j);
+        }
+    }
+    uint64_t hits, misses;
+    kv_hasher_memo_stats(memo, &hits, &misses);
+    cr_assert_gt(hits, 0, "repeated trace blocks were found");
+    kv_hasher_destroy(plain);
+    kv_hasher_destroy(memo);
+}

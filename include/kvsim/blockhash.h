@@ -69,9 +69,17 @@ uint32_t kv_hasher_block_size(const kv_hasher *h);
 void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c, uint32_t j,
                      kv_digest *out);
 
-/* Extend a chain: compute digests[from..to) given digests[0..from) (from may be 0). */
+/* Extend a chain: compute digests[from..to) given digests[0..from) (from may be 0).  With
+ * a memo, trace blocks of hash_ids content seen before (same parent digest and hash_id)
+ * are copied instead of hashed; the digests are the same either way. */
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to);
+
+/* The chain memo (src/blockhash.c): at most max_bytes for entries of up to `per` digests
+ * (tb / b of the trace it will see); 0 turns it off (the default).  0 or -KV_ENOMEM (the
+ * memo is then off).  Its hit counts are for benchmarks. */
+int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per);
+void kv_hasher_memo_stats(const kv_hasher *h, uint64_t *hits, uint64_t *misses);
 
 /* Lowercase hex, 64 chars + NUL. */
 void kv_digest_hex(const kv_digest *d, char out[2 * KV_DIGEST_LEN + 1]);

@@ -25,6 +25,9 @@
 #include "kvsim/setup.h"
 #include "kvsim/trace.h"
 
+/* The chain memo a replay of a hash_ids trace gives its hasher (kv_hasher_memo). */
+#define KV_SIM_MEMO_BYTES ((size_t)16 << 20)
+
 typedef struct kv_sim_options {
     kv_trace_options trace;
     uint32_t shared_prefix; /* content-less prompts all begin with the same N tokens */
