@@ -184,7 +184,7 @@ void kv_report_timeseries_header(kv_buf *b)
 
 #define PUT_TIME(b, v) kv_buf_ns(b, v)
 #define PUT_U(b, v)    kv_buf_u64(b, (uint64_t)(v))
-#define PUT_F6(b, v)   kv_buf_printf(b, "%.6f", v)
+#define PUT_F6(b, v)   kv_buf_f6(b, v)
 
 void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
 {

@@ -34,6 +34,12 @@ void kv_sim_options_init(kv_sim_options *o)
     o->time_model = "roofline";
 }
 
+uint32_t kv_sim_default_sample_every(size_t n)
+{
+    size_t every = n / 20000;
+    return every < 1 ? 1 : every > UINT32_MAX ? UINT32_MAX : (uint32_t)every;
+}
+
 int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
                          kv_diag *diag)
 {

@@ -77,6 +77,44 @@ void kv_buf_ns(kv_buf *b, int64_t ns)
     kv_buf_put(b, frac, sizeof frac);
 }
 
+/* "%.6f" by hand, exactly: v = M · 2^-s with M < 2^53, so v · 10^6 = M · 10^6 / 2^s is
+ * rounded to the nearest integer, ties to even, in 128-bit integers, which is what glibc's
+ * printf does with the exact binary value in the default rounding mode.  Negative, huge
+ * (≥ 2^53), NaN and infinite values go to printf itself. */
+__extension__ typedef unsigned __int128 u128;
+
+void kv_buf_f6(kv_buf *b, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned ex = (unsigned)(bits >> 52) & 0x7ff;
+    uint64_t m = bits & ((1ull << 52) - 1);
+    if ((bits >> 63) || ex == 0x7ff || ex >= 1075) {
+        kv_buf_printf(b, "%.6f", v);
+        return;
+    }
+    unsigned sh = ex ? 1075 - ex : 1074; /* v = m · 2^-sh */
+    if (ex)
+        m |= 1ull << 52;
+    uint64_t q = 0;
+    if (sh < 100) { /* else v < 2^-47: rounds to 0 */
+        u128 n = (u128)m * 1000000u;
+        u128 rem = n & (((u128)1 << sh) - 1), half = (u128)1 << (sh - 1);
+        q = (uint64_t)(n >> sh);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+    }
+    kv_buf_u64(b, q / 1000000);
+    char frac[7];
+    uint64_t f = q % 1000000;
+    frac[0] = '.';
+    for (int i = 6; i >= 1; i--) {
+        frac[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    kv_buf_put(b, frac, sizeof frac);
+}
+
 void kv_buf_reset(kv_buf *b)
 {
     b->len = 0;

@@ -489,3 +489,12 @@ Test(engine, private_blocks_match_the_reference_mode, .timeout = 300)
         private_case(seed, &preempted_hits);
     cr_assert_gt(preempted_hits, 0, "the cases re-admit preempted requests that hit");
 }
+
+Test(engine, default_sample_every_keeps_big_timeseries_small)
+{
+    cr_assert_eq(kv_sim_default_sample_every(0), 1);
+    cr_assert_eq(kv_sim_default_sample_every(39999), 1, "every step below 40,000 requests");
+    cr_assert_eq(kv_sim_default_sample_every(40000), 2);
+    cr_assert_eq(kv_sim_default_sample_every(1000000), 50);
+    cr_assert_eq(kv_sim_default_sample_every(10000000), 500);
+}

@@ -47,6 +47,12 @@ void kv_sim_options_init(kv_sim_options *o);
 int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
                          kv_diag *diag);
 
+/* The default timeseries interval for a trace of n requests: 1 below 40,000 requests,
+ * else ⌊n / 20,000⌋, so that timeseries.csv stays near 20,000 rows per step per request
+ * (a million requests: every 50th step, ~40 MB instead of ~2 GB).  Summary figures use
+ * every step whatever the interval. */
+uint32_t kv_sim_default_sample_every(size_t n_requests);
+
 typedef struct kv_progress {
     int64_t now_ns;
     uint64_t arrived, finished, total;

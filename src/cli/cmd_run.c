@@ -37,7 +37,8 @@ static void help(void)
           "\n"
           "output:\n"
           "  -o, --out DIR            write the output files into DIR (created if missing)\n"
-          "      --sample-every N     one timeseries.csv row every N steps (default 1)\n"
+          "      --sample-every N     one timeseries.csv row every N steps (default: 1 for\n"
+          "                           traces below 40,000 requests, else requests / 20,000)\n"
           "      --json               print summary.json instead of the human summary\n"
           "  -q, --quiet              print nothing on success\n"
           "      --plot               also draw the figures into DIR with gnuplot (needs\n"
@@ -113,7 +114,7 @@ int cmd_run(int argc, char **argv)
     kv_sim_options_init(&so);
     kv_setup_options_init(&mo);
     const char *out_dir = NULL;
-    uint32_t sample_every = 1;
+    uint32_t sample_every = 0; /* 0: the default for the trace's size */
     bool json_out = false, quiet = false, plot = false;
     int rc = CLI_OK, id;
     const char *arg;
@@ -172,7 +173,8 @@ int cmd_run(int argc, char **argv)
     memset(&summary, 0, sizeof summary);
     json_t *sj = NULL;
     if (rc == CLI_OK) {
-        kv_sim_hooks hooks = {.sample_every = sample_every,
+        kv_sim_hooks hooks = {.sample_every = sample_every ? sample_every
+                                                           : kv_sim_default_sample_every(trace->n),
                               .on_sample = obs.out ? obs_sample : NULL,
                               .on_progress = obs_progress,
                               .ctx = &obs};
