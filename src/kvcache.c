@@ -17,13 +17,14 @@
  * Private blocks (DESIGN §9).  Blocks from the content's first private block f on (the
  * first holding a content-less or generated position) are unique to the request by
  * construction: only the request itself, after a preemption, can ever hit them.  They get
- * no digest and no index entry: each has a head slot in the seq (chunks of
- * KV__PRIV_CHUNK slots that never move), the pool files the block under it
- * (kv_pool_cache_private) and keeps it pointing at the first holder still present, and a
- * lookup reads it.  Hit, need, free order, eviction and counters are what the digest
- * path gives (R4–R7 treat both kinds alike): outputs are byte-identical, which the
- * engine's randomized test checks against the reference mode (kv_cache_hash_all:
- * every full block hashed and indexed).  kv_seq_destroy detaches the slots.
+ * no digest and no index entry: the seq records each holder as (block, tag) in insertion
+ * order (kv_pool_cache_private gives the tag), and a lookup takes the first record the
+ * pool says still holds (kv_pool_private_holds): R5's first holder still present.  Hit,
+ * need, free order, eviction and counters are what the digest path gives (R4–R7 treat
+ * both kinds alike): outputs are byte-identical, which the engine's randomized test
+ * checks against the reference mode (kv_cache_hash_all: every full block hashed and
+ * indexed).  Nothing in the pool points back, so a seq goes away without undoing
+ * anything.
  *
  * Invariants per seq: table[0..num_cached) are hashed with the seq's own identities: the
  * chain digest below f (hits carry the same digest by construction), the seq's own slot
@@ -101,13 +102,8 @@ void kv_seq_destroy(kv_seq *s)
     if (!s)
         return;
     assert(s->len == 0 && "kv_seq_destroy: table not freed");
-    for (uint32_t k = 0; k < s->n_priv_chunks; k++) {
-        for (uint32_t i = 0; i < KV__PRIV_CHUNK; i++)
-            if (s->priv[k][i] != KV_NO_BLOCK)
-                kv_pool_detach_private(s->pool, &s->priv[k][i]);
-        free(s->priv[k]);
-    }
     free(s->priv);
+    free(s->extra);
     free(s->table);
     free(s->hashes);
     free(s);
@@ -134,22 +130,50 @@ static uint32_t private_from(const kv_cache *c, const kv_seq *s)
     return c->hash_all ? UINT32_MAX : kv_content_first_private(&s->content, c->block_size);
 }
 
-/* The head slot of private block f + k (NULL when it was never made and !make). */
-static kv_block_id *priv_slot(kv_seq *s, uint32_t k, bool make)
+/* The holders of private block f + k, first inserted first (NULL: none ever). */
+static const kv__priv_rec *priv_first(const kv_seq *s, uint32_t k)
 {
-    uint32_t chunk = k / KV__PRIV_CHUNK;
-    if (chunk >= s->n_priv_chunks) {
-        if (!make)
-            return NULL;
-        s->priv = kv_xrealloc(s->priv, (chunk + 1) * sizeof *s->priv);
-        for (; s->n_priv_chunks <= chunk; s->n_priv_chunks++) {
-            kv_block_id *c = kv_xmalloc(KV__PRIV_CHUNK * sizeof *c);
-            for (uint32_t i = 0; i < KV__PRIV_CHUNK; i++)
-                c[i] = KV_NO_BLOCK;
-            s->priv[s->n_priv_chunks] = c;
-        }
+    return k < s->n_priv && s->priv[k].b != KV_NO_BLOCK ? &s->priv[k] : NULL;
+}
+
+static const kv__priv_rec *priv_next(const kv_seq *s, const kv__priv_rec *r)
+{
+    return r->more == UINT32_MAX ? NULL : &s->extra[r->more];
+}
+
+/* R5 for a private identity: the first holder still present, or KV_NO_BLOCK. */
+static kv_block_id priv_lookup(const kv_cache *c, const kv_seq *s, uint32_t k)
+{
+    for (const kv__priv_rec *r = priv_first(s, k); r; r = priv_next(s, r))
+        if (kv_pool_private_holds(c->pool, r->b, r->tag))
+            return r->b;
+    return KV_NO_BLOCK;
+}
+
+/* Give block b the private identity f + k and record it as the identity's last holder. */
+static void priv_cache(kv_cache *c, kv_seq *s, uint32_t k, kv_block_id b)
+{
+    kv__priv_rec rec = {b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
+    if (k >= s->n_priv) {
+        size_t cap = s->cap_priv;
+        kv_grow((void **)&s->priv, &cap, (size_t)k + 1, sizeof *s->priv);
+        s->cap_priv = (uint32_t)cap;
+        for (; s->n_priv <= k; s->n_priv++)
+            s->priv[s->n_priv] = (kv__priv_rec){KV_NO_BLOCK, 0, UINT32_MAX};
     }
-    return &s->priv[chunk][k % KV__PRIV_CHUNK];
+    kv__priv_rec *r = &s->priv[k];
+    if (r->b == KV_NO_BLOCK) {
+        *r = rec;
+        return;
+    }
+    size_t cap = s->cap_extra;
+    kv_grow((void **)&s->extra, &cap, (size_t)s->n_extra + 1, sizeof *s->extra);
+    s->cap_extra = (uint32_t)cap;
+    r = &s->priv[k];
+    while (r->more != UINT32_MAX)
+        r = &s->extra[r->more];
+    r->more = s->n_extra;
+    s->extra[s->n_extra++] = rec;
 }
 
 static void scratch_reserve(kv_cache *c, size_t n)
@@ -200,8 +224,7 @@ void kv_cache_lookup(kv_cache *c, kv_seq *s, uint32_t num_tokens, kv_hits *out)
                 kv_pool_prefetch(c->pool, &s->hashes[j + AHEAD]);
             b = kv_pool_lookup(c->pool, &s->hashes[j]);
         } else {
-            const kv_block_id *slot = priv_slot(s, j - fp, false);
-            b = slot ? *slot : KV_NO_BLOCK;
+            b = priv_lookup(c, s, j - fp);
         }
         if (b == KV_NO_BLOCK)
             break;
@@ -273,10 +296,8 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
                 kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
                 j = dig_end;
             }
-            for (; j < full; j++) {
-                kv_pool_cache_private(c->pool, s->table[j], priv_slot(s, j - fp, true));
-                s->pool = c->pool;
-            }
+            for (; j < full; j++)
+                priv_cache(c, s, j - fp, s->table[j]);
             s->num_cached = full;
         }
     }
@@ -316,7 +337,7 @@ const kv_prefix_stats *kv_cache_prefix_stats(const kv_cache *c)
 
 /* ---- invariants --------------------------------------------------------------------- */
 
-static int check_seq(const kv_cache *c, kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
+static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
 {
     uint32_t n = kv_pool_num_blocks(c->pool);
     uint32_t fp = private_from(c, s);
@@ -342,11 +363,14 @@ static int check_seq(const kv_cache *c, kv_seq *s, size_t i, uint8_t *held, kv_d
                                "kvcache: table %zu entry %u: block %d is not hashed with the "
                                "chain's digest",
                                i, j, b);
-        const kv_block_id *own = j >= fp ? priv_slot(s, j - fp, false) : NULL;
-        if (j < s->num_cached && j >= fp && (!own || kv_pool_private_slot(c->pool, b) != own))
+        bool own = false;
+        for (const kv__priv_rec *r = j >= fp ? priv_first(s, j - fp) : NULL; r && !own;
+             r = priv_next(s, r))
+            own = r->b == b && kv_pool_private_holds(c->pool, b, r->tag);
+        if (j < s->num_cached && j >= fp && !own)
             return kv_diag_set(d, -KV_EINVARIANT,
-                               "kvcache: table %zu entry %u: private block %d is not filed under "
-                               "the request's own slot",
+                               "kvcache: table %zu entry %u: private block %d is not one of the "
+                               "request's own holders",
                                i, j, b);
         if (j >= s->num_cached && (kv_pool_is_hashed(c->pool, b) || ref != 1))
             return kv_diag_set(d, -KV_EINVARIANT,

@@ -6,8 +6,12 @@
 
 #include "kvsim/kvcache.h"
 
-/* Private slots come in chunks that never move (the pool keeps their addresses). */
-#define KV__PRIV_CHUNK 64
+/* One holder of a private identity, in insertion order (pool.h "Private identities"). */
+typedef struct kv__priv_rec {
+    kv_block_id b; /* KV_NO_BLOCK: none yet */
+    uint32_t tag;  /* kv_pool_cache_private's answer; the record holds while b's tag is it */
+    uint32_t more; /* the identity's next holder: an index into extra, or UINT32_MAX */
+} kv__priv_rec;
 
 struct kv_seq {
     kv_block_id *table;  /* block table, len entries (cap allocated) */
@@ -17,11 +21,11 @@ struct kv_seq {
                             min(num_cached, first_private) at least */
     uint32_t n_hashes, cap_hashes;
     uint32_t max_tokens; /* most tokens it will ever hold (0 = unknown) */
-    kv_block_id **priv;  /* private head slots: block j ≥ f (the cache's first private
-                            block of this content, DESIGN §9) has its head in
-                            priv[k / KV__PRIV_CHUNK][k % KV__PRIV_CHUNK], k = j − f */
-    uint32_t n_priv_chunks;
-    kv_pool *pool;       /* set with the first private slot: detached at destroy */
+    kv__priv_rec *priv;  /* private block j ≥ f (the cache's first private block of this
+                            content, DESIGN §9): its first holder is priv[j − f] */
+    uint32_t n_priv, cap_priv;
+    kv__priv_rec *extra; /* later holders (re-admissions), chained through .more */
+    uint32_t n_extra, cap_extra;
     kv_content content;
 };
 

@@ -17,14 +17,19 @@
  * request) or a private identity (ID_PRIVATE, DESIGN §9: unique to one request by
  * construction, so only that request can look it up).  Both follow R4, R5 and R7 alike:
  * a private block is "hashed" for the free order, the cached-free count and evictions.
- * Digests are indexed by uthash; a private identity is indexed by a head slot its owner
- * keeps (kvcache: one per private block of a request), so it needs neither a digest nor
- * a table operation.  The owner detaches its slots before it goes away; its private
- * blocks then stay cached, unreachable, until evicted.
+ * Digests are indexed by uthash.  A private identity needs neither a digest nor a table
+ * operation: its owner (kvcache) records each holder as (block, tag) in insertion order,
+ * the tag being the block's generation, which grows each time the block gets a private
+ * identity, with the kind bits; a record is valid while the block's tag still equals it
+ * (kv_pool_private_holds), and the first valid one answers a lookup (R5).  Eviction is
+ * clearing the kind bits; nothing points into the owner, so nothing needs undoing when
+ * it goes away (its blocks stay cached, unreachable, until evicted).  A stale record
+ * could look valid again only after 2^30 private identities of one block within the
+ * owner's lifetime, each an eviction cycle of the whole pool.
  *
  * Layout.  Two arrays of N (+1) structs, never moved, indexed by block id: `blocks`, the
- * hot half (refcount and queue links, 16 bytes), and `ent`, the cold half (digest, uthash
- * handle or owner slot, holder links).  Slot N of `blocks` is the sentinel of the
+ * hot half (refcount, queue links, identity tag: 16 bytes), and `ent`, the cold half
+ * (digest, uthash handle, holder links).  Slot N of `blocks` is the sentinel of the
  * circular, doubly linked free queue (intrusive: prev/next are indices, unlink is O(1)).
  * The uthash table's entries are the cold halves themselves: the first holder of a
  * digest is in the table; later holders hang off it through dup_prev/dup_next, the head
@@ -45,7 +50,6 @@
  *   refcount(b) == 0  ⇔  b is on the free queue            (b ≠ null block)
  *   queue length == num_free;  num_cached_free == #{queued b : hashed(b)}
  *   b in index under h  ⇔  digest(b) == h;  holders of h in insertion order
- *   private holders of one identity share one slot; *slot is the first, unless detached
  *   filter[slot(h)] ≥ #{digests h in the table at that slot} (= unless saturated)
  *   num_refs == Σ refcounts;  num_used == (N − 1) − num_free == #{b : refcount(b) > 0}
  * State is a predicate, not a flag: "queued" is refcount == 0 (SQLite's PAGE_IS_PINNED).
@@ -96,7 +100,7 @@ static void link_after(kv_pool *p, kv_block_id at, kv_block_id b)
     B[at].next = b;
     B[nx].prev = b;
     p->num_free++;
-    if (B[b].id != ID_NONE)
+    if (BLOCK_ID(&B[b]) != ID_NONE)
         p->num_cached_free++;
 }
 
@@ -109,7 +113,7 @@ static void unlink_block(kv_pool *p, kv_block_id b)
     B[B[b].next].prev = B[b].prev;
     B[b].prev = B[b].next = KV_NO_BLOCK;
     p->num_free--;
-    if (B[b].id != ID_NONE)
+    if (BLOCK_ID(&B[b]) != ID_NONE)
         p->num_cached_free--;
 }
 
@@ -174,7 +178,7 @@ static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
     entry *e = &p->ent[b];
     entry *first = index_find(p, d);
     e->digest = *d;
-    p->blocks[b].id = ID_DIGEST;
+    p->blocks[b].tag = (p->blocks[b].tag & ~3u) | ID_DIGEST;
     chain_append(p, first, b);
     if (!first) {
         HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, e);
@@ -182,35 +186,21 @@ static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
     }
 }
 
-static void private_insert(kv_pool *p, kv_block_id b, kv_block_id *slot)
-{
-    entry *e = &p->ent[b];
-    entry *first = *slot == KV_NO_BLOCK ? NULL : &p->ent[*slot];
-    p->blocks[b].id = ID_PRIVATE;
-    e->slot = slot;
-    chain_append(p, first, b);
-    if (!first)
-        *slot = b;
-}
-
 /* The first holder of b's identity, b being a later holder. */
 static entry *first_holder(kv_pool *p, kv_block_id b)
 {
-    entry *E = p->ent;
-    if (p->blocks[b].id == ID_DIGEST)
-        return index_find(p, &E[b].digest);
-    if (E[b].slot)
-        return &E[*E[b].slot];
-    while (E[b].dup_prev != KV_NO_BLOCK) /* detached: nobody else reads it; rare */
-        b = E[b].dup_prev;
-    return &E[b];
+    return index_find(p, &p->ent[b].digest);
 }
 
+/* Evict b's identity. */
 static void index_remove(kv_pool *p, kv_block_id b)
 {
     entry *E = p->ent;
-    uint8_t id = p->blocks[b].id;
+    uint32_t id = BLOCK_ID(&p->blocks[b]);
     assert(id != ID_NONE);
+    p->blocks[b].tag &= ~3u;
+    if (id == ID_PRIVATE)
+        return; /* nothing indexes it: its owner's record just stops matching */
     kv_block_id pv = E[b].dup_prev, nx = E[b].dup_next;
     if (pv == KV_NO_BLOCK) {
         /* b is the first holder: the next one (if any) takes its place. */
@@ -219,15 +209,11 @@ static void index_remove(kv_pool *p, kv_block_id b)
             E[nx].dup_prev = KV_NO_BLOCK;
             E[nx].dup_last = last;
         }
-        if (id == ID_DIGEST) {
-            HASH_DELETE(hh, p->index, &E[b]);
-            if (nx != KV_NO_BLOCK)
-                HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &E[nx]);
-            else
-                filter_remove(p, &E[b].digest);
-        } else if (E[b].slot) {
-            *E[b].slot = nx;
-        }
+        HASH_DELETE(hh, p->index, &E[b]);
+        if (nx != KV_NO_BLOCK)
+            HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &E[nx]);
+        else
+            filter_remove(p, &E[b].digest);
     } else {
         E[pv].dup_next = nx;
         if (nx != KV_NO_BLOCK) {
@@ -238,7 +224,6 @@ static void index_remove(kv_pool *p, kv_block_id b)
             first->dup_last = pv;
         }
     }
-    p->blocks[b].id = ID_NONE;
     E[b].dup_prev = E[b].dup_next = KV_NO_BLOCK;
 }
 
@@ -342,7 +327,7 @@ uint32_t kv_pool_refcount(const kv_pool *p, kv_block_id b)
 bool kv_pool_is_hashed(const kv_pool *p, kv_block_id b)
 {
     assert(b >= 0 && (uint32_t)b < p->n);
-    return p->blocks[b].id != ID_NONE;
+    return BLOCK_ID(&p->blocks[b]) != ID_NONE;
 }
 
 kv_block_id kv_pool_lookup(const kv_pool *p, const kv_digest *d)
@@ -383,7 +368,7 @@ enum { DIST = 8 };
 static void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
     const entry *e = &p->ent[b];
-    if (p->blocks[b].id != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
+    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
         return;
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
@@ -405,7 +390,7 @@ static kv_block_id pop_one(kv_pool *p)
 {
     kv_block_id b = p->blocks[sentinel(p)].next;
     unlink_block(p, b);
-    if (p->blocks[b].id != ID_NONE) {
+    if (BLOCK_ID(&p->blocks[b]) != ID_NONE) {
         index_remove(p, b);
         p->evictions++;
     }
@@ -449,7 +434,7 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
 void kv_pool_cache(kv_pool *p, kv_block_id b, const kv_digest *d)
 {
     assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
-    assert(p->blocks[b].ref > 0 && p->blocks[b].id == ID_NONE);
+    assert(p->blocks[b].ref > 0 && BLOCK_ID(&p->blocks[b]) == ID_NONE);
     index_insert(p, b, d);
 }
 
@@ -466,27 +451,19 @@ void kv_pool_cache_n(kv_pool *p, const kv_block_id *blocks, const kv_digest *dig
     }
 }
 
-void kv_pool_cache_private(kv_pool *p, kv_block_id b, kv_block_id *slot)
+uint32_t kv_pool_cache_private(kv_pool *p, kv_block_id b)
 {
     assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
-    assert(p->blocks[b].ref > 0 && p->blocks[b].id == ID_NONE);
-    assert(slot && (*slot == KV_NO_BLOCK || p->ent[*slot].slot == slot));
-    private_insert(p, b, slot);
+    block *bl = &p->blocks[b];
+    assert(bl->ref > 0 && BLOCK_ID(bl) == ID_NONE);
+    bl->tag = ((bl->tag & ~3u) + 4u) | ID_PRIVATE; /* the next generation */
+    return bl->tag;
 }
 
-void kv_pool_detach_private(kv_pool *p, kv_block_id *slot)
+bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
 {
-    for (kv_block_id b = *slot; b != KV_NO_BLOCK; b = p->ent[b].dup_next) {
-        assert(p->blocks[b].id == ID_PRIVATE && p->ent[b].slot == slot);
-        p->ent[b].slot = NULL;
-    }
-    *slot = KV_NO_BLOCK;
-}
-
-const kv_block_id *kv_pool_private_slot(const kv_pool *p, kv_block_id b)
-{
-    assert(b >= 0 && (uint32_t)b < p->n);
-    return p->blocks[b].id == ID_PRIVATE ? p->ent[b].slot : NULL;
+    assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
+    return p->blocks[b].tag == tag;
 }
 
 void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
@@ -504,7 +481,7 @@ void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
         p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && B[b].id == ID_NONE);
+        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && BLOCK_ID(&B[b]) == ID_NONE);
         if (prepend) {
             link_after(p, cursor, b);
             cursor = b;
@@ -537,7 +514,7 @@ uint64_t kv_pool_refcount_sum(const kv_pool *p)
 const kv_digest *kv_pool_digest(const kv_pool *p, kv_block_id b)
 {
     assert(b >= 0 && (uint32_t)b < p->n);
-    return p->blocks[b].id == ID_DIGEST ? &p->ent[b].digest : NULL;
+    return BLOCK_ID(&p->blocks[b]) == ID_DIGEST ? &p->ent[b].digest : NULL;
 }
 
 #define CHECK(cond, ...)                                                                           \
@@ -563,7 +540,7 @@ static int check_queue(const kv_pool *p, uint8_t *queued, kv_diag *diag)
         CHECK(qlen < p->n, "free queue longer than the pool");
         queued[b] = 1;
         qlen++;
-        qcached += B[b].id != ID_NONE;
+        qcached += BLOCK_ID(&B[b]) != ID_NONE;
     }
     CHECK(qlen == p->num_free, "queue length %u != num_free %u", qlen, p->num_free);
     CHECK(qcached == p->num_cached_free, "cached free %u != counter %u", qcached,
@@ -582,11 +559,10 @@ static int check_chain(const kv_pool *p, kv_block_id f, uint32_t *len, kv_diag *
     kv_block_id last = f;
     *len = 0;
     for (kv_block_id b = f; b != KV_NO_BLOCK; b = E[b].dup_next) {
-        CHECK(B[b].id == B[f].id, "block %d in a holder chain of another kind", b);
-        CHECK(B[b].id != ID_DIGEST || memcmp(E[b].digest.b, E[f].digest.b, KV_DIGEST_LEN) == 0,
+        CHECK(BLOCK_ID(&B[b]) == ID_DIGEST, "block %d in a holder chain is not a digest block",
+              b);
+        CHECK(memcmp(E[b].digest.b, E[f].digest.b, KV_DIGEST_LEN) == 0,
               "block %d filed under another digest", b);
-        CHECK(B[b].id != ID_PRIVATE || E[b].slot == E[f].slot,
-              "private block %d filed under another owner", b);
         CHECK(E[b].dup_next == KV_NO_BLOCK || E[E[b].dup_next].dup_prev == b,
               "holder chain of block %d broken", b);
         CHECK(*len < p->n, "holder chain loops");
@@ -599,17 +575,15 @@ done:
 }
 
 /* The index walk: every table entry is a first holder with a consistent chain, the
- * filter counts it, exactly the digest blocks are in chains; private chains are headed
- * by their owner's slot. */
-static int check_index(const kv_pool *p, uint32_t n_digest, uint32_t n_private, kv_diag *diag)
+ * filter counts it, exactly the digest blocks are in chains. */
+static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
 {
     int rc = 0;
     const block *B = p->blocks;
-    const entry *E = p->ent;
-    uint32_t in_chains = 0, in_private = 0, len;
+    uint32_t in_chains = 0, len;
     for (const entry *first = p->index; first; first = first->hh.next) {
         kv_block_id f = id_of(p, first);
-        CHECK(B[f].id == ID_DIGEST && first->dup_prev == KV_NO_BLOCK,
+        CHECK(BLOCK_ID(&B[f]) == ID_DIGEST && first->dup_prev == KV_NO_BLOCK,
               "index entry %d is not a first holder", f);
         CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
               "the negative filter misses the digest of block %d", f);
@@ -618,17 +592,6 @@ static int check_index(const kv_pool *p, uint32_t n_digest, uint32_t n_private, 
         in_chains += len;
     }
     CHECK(in_chains == n_digest, "%u hashed blocks but %u in the index", n_digest, in_chains);
-    for (uint32_t i = 1; i < p->n; i++) {
-        if (B[i].id != ID_PRIVATE || E[i].dup_prev != KV_NO_BLOCK)
-            continue;
-        CHECK(!E[i].slot || *E[i].slot == (kv_block_id)i,
-              "private block %u heads a chain its owner's slot does not name", i);
-        if ((rc = check_chain(p, (kv_block_id)i, &len, diag)) != 0)
-            goto done;
-        in_private += len;
-    }
-    CHECK(in_private == n_private, "%u private blocks but %u in holder chains", n_private,
-          in_private);
 done:
     return rc;
 }
@@ -638,25 +601,24 @@ int kv_pool_check(const kv_pool *p, kv_diag *diag)
     int rc = 0;
     const block *B = p->blocks;
     uint8_t *queued = kv_xcalloc(p->n, 1);
-    uint32_t n_digest = 0, n_private = 0;
+    uint32_t n_digest = 0;
 
-    CHECK(B[KV_NULL_BLOCK].ref == 0 && B[KV_NULL_BLOCK].id == ID_NONE,
+    CHECK(B[KV_NULL_BLOCK].ref == 0 && BLOCK_ID(&B[KV_NULL_BLOCK]) == ID_NONE,
           "null block used or hashed");
     if ((rc = check_queue(p, queued, diag)) != 0)
         goto done;
     for (uint32_t i = 1; i < p->n; i++) {
         CHECK((B[i].ref == 0) == (queued[i] != 0), "block %u: refcount %u but %s", i, B[i].ref,
               queued[i] ? "queued" : "not queued");
-        CHECK(p->caching || B[i].id == ID_NONE, "block %u hashed with caching off", i);
-        n_digest += B[i].id == ID_DIGEST;
-        n_private += B[i].id == ID_PRIVATE;
-        if (B[i].id == ID_DIGEST)
+        CHECK(p->caching || BLOCK_ID(&B[i]) == ID_NONE, "block %u hashed with caching off", i);
+        n_digest += BLOCK_ID(&B[i]) == ID_DIGEST;
+        if (BLOCK_ID(&B[i]) == ID_DIGEST)
             CHECK(kv_pool_lookup(p, &p->ent[i].digest) != KV_NO_BLOCK,
                   "hashed block %u not found", i);
     }
     CHECK(kv_pool_refcount_sum(p) == p->num_refs, "Σ refcounts %llu != counter %llu",
           (unsigned long long)kv_pool_refcount_sum(p), (unsigned long long)p->num_refs);
-    rc = check_index(p, n_digest, n_private, diag);
+    rc = check_index(p, n_digest, diag);
 done:
     free(queued);
     return rc;

@@ -39,7 +39,7 @@
 enum {
     ID_NONE = 0, /* unhashed */
     ID_DIGEST,   /* a digest, in the uthash index */
-    ID_PRIVATE,  /* an identity unique to one request, headed by its owner's slot */
+    ID_PRIVATE,  /* an identity unique to one request, recorded by its owner as (b, tag) */
 };
 
 /* Hot half of a block: what the free queue and refcounting touch (16 bytes, so the
@@ -48,18 +48,17 @@ typedef struct block {
     uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
     kv_block_id prev; /* free-queue links; KV_NO_BLOCK while not queued */
     kv_block_id next;
-    uint8_t id; /* ID_NONE, ID_DIGEST or ID_PRIVATE; "hashed" ⇔ id != ID_NONE */
+    uint32_t tag; /* identity kind in bits 0–1 (ID_*; "hashed" ⇔ kind != ID_NONE), above
+                     them a generation that grows each time b gets a private identity */
 } block;
+
+#define BLOCK_ID(bl) ((bl)->tag & 3u)
 
 /* Cold half: the identity, touched only when a block is cached, looked up or evicted. */
 typedef struct entry {
-    kv_digest digest; /* valid while id == ID_DIGEST */
-    union {
-        UT_hash_handle hh; /* ID_DIGEST: in the table iff dup_prev == KV_NO_BLOCK */
-        kv_block_id *slot; /* ID_PRIVATE: the owner's head slot (*slot is the first holder),
-                              the same in every holder; NULL once the owner detached */
-    };
-    kv_block_id dup_prev; /* other holders of the same identity, insertion order; */
+    kv_digest digest;     /* valid while the kind is ID_DIGEST */
+    UT_hash_handle hh;    /* in the table iff ID_DIGEST and dup_prev == KV_NO_BLOCK */
+    kv_block_id dup_prev; /* other holders of the same digest, insertion order; */
     kv_block_id dup_next; /*   KV_NO_BLOCK at either end; valid only while hashed */
     kv_block_id dup_last; /* valid in the first holder only: the last holder */
 } entry;

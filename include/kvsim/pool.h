@@ -5,7 +5,7 @@
  * that still carry a hash are "cached": hittable until popped for reuse (lazy eviction,
  * R4).  The hash index maps a digest to every block holding it in insertion order and
  * answers with the first inserted (R5); a private identity (one request's own, DESIGN §9)
- * is indexed by its owner's slot instead.  All operations are O(1) except free of a table
+ * is recorded by its owner instead.  All operations are O(1) except free of a table
  * (O(table)) and kv_pool_check (O(N)).
  *
  * The pool does not know requests; kvcache owns block tables and calls these verbs.
@@ -75,19 +75,14 @@ void kv_pool_cache(kv_pool *pool, kv_block_id b, const kv_digest *d);
 void kv_pool_cache_n(kv_pool *pool, const kv_block_id *blocks, const kv_digest *digests,
                      uint32_t n);
 
-/* Private identities (DESIGN §9): an identity unique to one request by construction is
- * indexed by a head slot its owner keeps instead of a digest.  *slot is the first
- * holder still present (R5), KV_NO_BLOCK when none; the pool updates it as holders come
- * and go (cache, eviction), and the owner reads it to look the identity up.  The slot
- * must stay at one address until kv_pool_detach_private. */
-/* Give referenced, unhashed block b the private identity headed by *slot (appended to its
- * holders).  b counts as hashed for R4 and R7. */
-void kv_pool_cache_private(kv_pool *pool, kv_block_id b, kv_block_id *slot);
-/* The owner goes away: its holders stay hashed (cached) but unreachable, *slot is
- * KV_NO_BLOCK, and the pool forgets the slot's address. */
-void kv_pool_detach_private(kv_pool *pool, kv_block_id *slot);
-/* The slot private block b is filed under (NULL: not private, or detached). */
-const kv_block_id *kv_pool_private_slot(const kv_pool *pool, kv_block_id b);
+/* Private identities (DESIGN §9): an identity unique to one request by construction
+ * needs no digest and no index.  Its owner records each holder as (b, tag) in insertion
+ * order and answers its own lookups with the first record that still holds (R5).
+ * kv_pool_cache_private gives referenced, unhashed block b a new private identity (b
+ * counts as hashed for R4 and R7) and returns its tag; the record holds while b keeps
+ * that identity, until b is evicted (R4). */
+uint32_t kv_pool_cache_private(kv_pool *pool, kv_block_id b);
+bool kv_pool_private_holds(const kv_pool *pool, kv_block_id b, uint32_t tag);
 
 /* R7: drop one reference from each of blocks[0..n), given in the order to free
  * (a request's table tail first).  Blocks reaching 0 are queued per the free order. */
