@@ -68,7 +68,7 @@ static void put_secs(kv_buf *b, const kv_req *r, double (*fn)(const kv_req *))
 {
     double v = r->status == KV_REQ_FINISHED ? fn(r) : -1;
     if (v >= 0)
-        kv_buf_printf(b, "%.9f", v);
+        kv_buf_f9(b, v);
 }
 
 static void col_id(kv_buf *b, const kv_req *r)

@@ -203,7 +203,7 @@ Test(summary, from_run_maps_every_counter)
 
 /* kv_buf_f6 is "%.6f" exactly: pool usages 1 − f/u for every f of many pool sizes, random
  * doubles, and the rounding ties of 6-decimal halves. */
-Test(report, f6_equals_printf)
+Test(report, f6_f9_equal_printf)
 {
     char want[400];
     kv_buf b = {0};
@@ -226,6 +226,11 @@ Test(report, f6_equals_printf)
         kv_buf_f6(&b, v);
         snprintf(want, sizeof want, "%.6f", v);
         cr_assert_str_eq(b.s, want, "%.17g", v);
+        double w = v * 1000 + (double)(i % 1000) / 1e9; /* latencies: ns / 1e9 */
+        kv_buf_reset(&b);
+        kv_buf_f9(&b, w);
+        snprintf(want, sizeof want, "%.9f", w);
+        cr_assert_str_eq(b.s, want, "%.17g", w);
     }
     double odd[] = {0.0, 1.0, 0.5, 0.0000005, 0.0000015, 0.0000025, 1e-300, 4.9e-324, 9e15, 1e300};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
