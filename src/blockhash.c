@@ -44,6 +44,9 @@
 #include <openssl/sha.h>
 #endif
 #include <openssl/evp.h>
+#ifdef KVSIM_HAVE_XXHASH
+#include <xxhash.h>
+#endif
 
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
@@ -61,6 +64,7 @@ typedef struct memo_entry {
 } memo_entry;
 
 struct kv_hasher {
+    kv_hash_algo algo;
     memo_entry *memo; /* direct-mapped, n_memo entries of memo_size bytes; NULL = off */
     uint32_t n_memo;  /* a power of two */
     size_t memo_size;
@@ -123,6 +127,15 @@ static void sha256_padded(uint8_t *data, size_t n, kv_digest *out)
 
 static void digest_bytes(kv_hasher *h, uint8_t *data, size_t n, kv_digest *out)
 {
+#ifdef KVSIM_HAVE_XXHASH
+    if (h->algo == KV_HASH_XXH3_128) {
+        XXH128_canonical_t c;
+        XXH128_canonicalFromHash(&c, XXH3_128bits(data, n));
+        memcpy(out->b, c.digest, sizeof c.digest);
+        memset(out->b + sizeof c.digest, 0, KV_DIGEST_LEN - sizeof c.digest);
+        return;
+    }
+#endif
 #ifdef KVSIM_HAVE_SHA256_TRANSFORM
     (void)h;
     sha256_padded(data, n, out);
@@ -138,13 +151,44 @@ static void digest_bytes(kv_hasher *h, uint8_t *data, size_t n, kv_digest *out)
 #endif
 }
 
+int kv_hash_algo_parse(const char *s, kv_hash_algo *out)
+{
+    if (strcmp(s, "sha256") == 0)
+        *out = KV_HASH_SHA256;
+    else if (strcmp(s, "xxh3-128") == 0)
+        *out = KV_HASH_XXH3_128;
+    else
+        return -KV_EINVAL;
+#ifndef KVSIM_HAVE_XXHASH
+    if (*out == KV_HASH_XXH3_128)
+        return -KV_ENOTSUP;
+#endif
+    return 0;
+}
+
+const char *kv_hash_algo_name(kv_hash_algo a)
+{
+    return a == KV_HASH_XXH3_128 ? "xxh3-128" : "sha256";
+}
+
 int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dtype,
                      uint32_t block_size)
+{
+    return kv_hasher_create_algo(out, model_name, kv_dtype, block_size, KV_HASH_SHA256);
+}
+
+int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *kv_dtype,
+                          uint32_t block_size, kv_hash_algo algo)
 {
     *out = NULL;
     if (block_size == 0)
         return -KV_EINVAL;
+#ifndef KVSIM_HAVE_XXHASH
+    if (algo == KV_HASH_XXH3_128)
+        return -KV_ENOTSUP;
+#endif
     kv_hasher *h = kv_xcalloc(1, sizeof *h);
+    h->algo = algo;
 #ifndef KVSIM_HAVE_SHA256_TRANSFORM
     h->ctx = EVP_MD_CTX_new();
     h->md = EVP_MD_fetch(NULL, "SHA256", NULL);

@@ -54,6 +54,7 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
         return rc;
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
     c->sample_every = 1;
+    c->hash_algo = o->hash_algo;
 #ifdef KVSIM_DEBUG
     c->check_invariants = true;
 #endif
@@ -131,8 +132,11 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     kv_hasher *hasher = NULL;
     if (cfg->block_size == 0)
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
-    if (kv_hasher_create(&hasher, model_name, dtype_name, cfg->block_size) != 0)
-        return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
+    int hrc = kv_hasher_create_algo(&hasher, model_name, dtype_name, cfg->block_size,
+                                    cfg->hash_algo);
+    if (hrc != 0)
+        return kv_diag_set(diag, hrc, "cannot initialise %s: %s",
+                           kv_hash_algo_name(cfg->hash_algo), kv_strerror(hrc));
     uint32_t tb = trace->trace_block_size;
     bool has_ids = false;
     for (size_t i = 0; i < trace->n && !has_ids; i++)

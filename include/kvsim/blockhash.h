@@ -55,11 +55,26 @@ void kv_content_from_spec(kv_content *c, const kv_request_spec *r, uint32_t trac
  * positions. */
 uint32_t kv_content_first_private(const kv_content *c, uint32_t block_size);
 
-typedef struct kv_hasher kv_hasher; /* opaque: a reused EVP_MD_CTX and the run seed */
+typedef struct kv_hasher kv_hasher; /* opaque: the run seed, buffers, the memo */
 
-/* 0, or -KV_ENOMEM.  block_size ≥ 1. */
+/* The function h is made of: SHA-256 (DESIGN §3, the default) or, optionally, XXH3-128
+ * (libxxhash; its 16 bytes, then 16 zero bytes), vLLM's faster choice.  A different
+ * function gives other digests but, barring collisions, the same simulation. */
+typedef enum kv_hash_algo {
+    KV_HASH_SHA256 = 0,
+    KV_HASH_XXH3_128,
+} kv_hash_algo;
+
+/* "sha256", "xxh3-128" → 0; -KV_EINVAL unknown; -KV_ENOTSUP not built in. */
+int kv_hash_algo_parse(const char *s, kv_hash_algo *out);
+const char *kv_hash_algo_name(kv_hash_algo a);
+
+/* 0, or -KV_ENOMEM.  block_size ≥ 1.  SHA-256. */
 int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dtype,
                      uint32_t block_size);
+/* The same with the hash function chosen; -KV_ENOTSUP when it is not built in. */
+int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *kv_dtype,
+                          uint32_t block_size, kv_hash_algo algo);
 void kv_hasher_destroy(kv_hasher *h); /* NULL ok */
 const kv_digest *kv_hasher_seed(const kv_hasher *h);
 uint32_t kv_hasher_block_size(const kv_hasher *h);

@@ -20,7 +20,8 @@
     X(ERANGE, "value out of range")                                                                \
     X(ECAPACITY, "configuration leaves no usable blocks")                                          \
     X(ELIVELOCK, "the livelock guard fired")                                                       \
-    X(EINVARIANT, "an invariant was violated")
+    X(EINVARIANT, "an invariant was violated")                                                     \
+    X(ENOTSUP, "not built into this kvsim")
 
 enum {
     KV_OK = 0,

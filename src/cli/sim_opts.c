@@ -30,6 +30,7 @@ enum {
     OPT_FREE_ORDER,
     OPT_PREEMPT,
     OPT_TIME_MODEL,
+    OPT_HASH_ALGO,
     OPT_SIM_LAST,
 };
 
@@ -53,6 +54,7 @@ const cli_opt cli_sim_options[] = {
     {"free-order", 0, true, OPT_FREE_ORDER},
     {"preempt", 0, true, OPT_PREEMPT},
     {"time-model", 0, true, OPT_TIME_MODEL},
+    {"hash-algo", 0, true, OPT_HASH_ALGO},
     {NULL, 0, false, 0},
 };
 
@@ -82,7 +84,9 @@ const char cli_sim_opts_help[] =
     "  --time-model M           roofline (default) [:KEY=VALUE,...], keys overhead,\n"
     "                           seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
     "                           link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
-    "                           linear:A,B,C (s, s/token, s/KV token read) or fixed:DT\n";
+    "                           linear:A,B,C (s, s/token, s/KV token read) or fixed:DT\n"
+    "  --hash-algo A            block identity: sha256 (default) or xxh3-128 (faster;\n"
+    "                           needs a kvsim built with libxxhash)\n";
 
 bool cli_sim_opts_owns(int id)
 {
@@ -141,6 +145,16 @@ int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
         if (kv_preempt_parse(arg, &o->sched.preempt) != 0)
             return cli_error(CLI_USAGE, "--preempt: '%s' is not fcfs or priority", arg);
         return 0;
+    case OPT_HASH_ALGO: {
+        int rc = kv_hash_algo_parse(arg, &o->hash_algo);
+        if (rc == -KV_ENOTSUP)
+            return cli_error(CLI_USAGE, "--hash-algo: '%s' is not built into this kvsim (it "
+                                        "needs libxxhash at build time)",
+                             arg);
+        if (rc != 0)
+            return cli_error(CLI_USAGE, "--hash-algo: '%s' is not sha256 or xxh3-128", arg);
+        return 0;
+    }
     case OPT_TIME_MODEL: {
         kv_timing t;
         kv_diag d;
