@@ -55,6 +55,7 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
     c->sample_every = 1;
     c->hash_algo = o->hash_algo;
+    c->chains = o->chains;
 #ifdef KVSIM_DEBUG
     c->check_invariants = true;
 #endif
@@ -137,6 +138,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     if (hrc != 0)
         return kv_diag_set(diag, hrc, "cannot initialise %s: %s",
                            kv_hash_algo_name(cfg->hash_algo), kv_strerror(hrc));
+    kv_hasher_use_store(hasher, cfg->chains);
     uint32_t tb = trace->trace_block_size;
     bool has_ids = false;
     for (size_t i = 0; i < trace->n && !has_ids; i++)

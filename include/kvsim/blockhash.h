@@ -90,6 +90,17 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to);
 
+/* A chain store: every row's shared-kind chain digests, kept across the replays of one
+ * trace (kvsim plan's probes), so each is hashed once per plan, not once per probe.
+ * Bound to the first hasher identity (seed digest) it serves; a hasher of another
+ * identity does not use it.  At most max_bytes of digests; rows beyond are recomputed. */
+typedef struct kv_chain_store kv_chain_store;
+kv_chain_store *kv_chain_store_create(size_t max_bytes); /* can't fail */
+void kv_chain_store_destroy(kv_chain_store *s);          /* NULL ok */
+/* h's chains go through s (NULL: none) from now on. */
+void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s);
+uint64_t kv_chain_store_bytes(const kv_chain_store *s);
+
 /* The chain memo (src/blockhash.c): at most max_bytes for entries of up to `per` digests
  * (tb / b of the trace it will see); 0 turns it off (the default).  0 or -KV_ENOMEM (the
  * memo is then off).  Its hit counts are for benchmarks. */

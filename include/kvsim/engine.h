@@ -53,6 +53,7 @@ typedef struct kv_engine_config {
     kv_timing timing;
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
     kv_hash_algo hash_algo; /* the block identity function (default SHA-256) */
+    kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */
     bool hash_all_blocks;  /* reference mode (tests): no private blocks (DESIGN §9), every
                               full block hashed and indexed; same outputs, slower */
     /* Observers (optional); ctx is passed back. */

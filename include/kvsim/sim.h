@@ -36,6 +36,8 @@ typedef struct kv_sim_options {
     kv_free_order free_order;
     const char *time_model; /* kv_timing_parse's spec; default "roofline" */
     kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
+    kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
+                               trace (kvsim plan's probes); NULL = none */
 } kv_sim_options;
 
 /* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
