@@ -20,26 +20,77 @@
  * Cost: a hash_ids, content-less or generated block of any size is one 17-byte run (two
  * when it straddles a trace block or the prompt end): 32 + 17 = 49 bytes, a single
  * SHA-256 compression.  Token blocks cost 4 bytes a token; extras are appended to the same
- * buffer (grown when a long adapter name needs it), so every block is one update.  The EVP context
- * and the fetched SHA-256 implementation are created once and reused (no per-hash fetch).
+ * buffer (grown when a long adapter name needs it), so every block is one message.
+ *
+ * SHA-256 path.  The message is padded here (FIPS 180-4 §5.1.1: 0x80, zeros, the 64-bit
+ * big-endian bit length) and fed block by block to libcrypto's SHA256_Transform, starting
+ * from the standard initial hash value; the digest is the big-endian state.  That is the
+ * SHA-256 function bit for bit (tests compare it with EVP on every length 0..300), without
+ * EVP's per-call work: OpenSSL 3.0's EVP_DigestInit_ex2 frees and re-allocates the
+ * provider context on every call.  A libcrypto built without the deprecated low-level
+ * entry points (meson finds no SHA256_Transform) gets the EVP path instead, one reused
+ * context as before.
  */
 #include "kvsim/blockhash.h"
 
 #include <assert.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+/* SHA256_Transform and SHA256_CTX are deprecated in OpenSSL 3.0 but present: the fastest
+ * SHA-256 this libcrypto offers (its assembly, SHA-NI where the CPU has it). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+#endif
+#include <openssl/evp.h>
+#ifdef KVSIM_HAVE_XXHASH
+#include <xxhash.h>
+#endif
 
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
+/* The padding written after a message: at most 72 bytes past its end. */
+#define PAD_SLACK 72
+
+/* One memo entry: the chain through one trace block (issue 9, lever 4). */
+typedef struct memo_entry {
+    kv_digest parent; /* digest before the trace block's first simulator block */
+    uint64_t hash_id; /* the trace block's hash_id */
+    uint32_t n;       /* digests filled, 0 = empty slot; ≤ per */
+    uint32_t tb;      /* the trace block size it was made for */
+    kv_digest d[];    /* per = tb / b digests, d[i] of the trace block's i-th block */
+} memo_entry;
+
+typedef struct stored_chain {
+    kv_digest *d; /* n digests of the row's chain, [0, n) */
+    uint32_t n;
+} stored_chain;
+
+struct kv_chain_store {
+    kv_digest seed;    /* the identity it serves, once bound */
+    uint32_t shared_prefix;
+    bool bound;
+    stored_chain *rows; /* by row, n_rows */
+    size_t n_rows;
+    size_t bytes, max_bytes;
+};
+
 struct kv_hasher {
-    EVP_MD_CTX *ctx;
+    kv_hash_algo algo;
+    kv_chain_store *store; /* NULL: none */
+    memo_entry *memo; /* direct-mapped, n_memo entries of memo_size bytes; NULL = off */
+    uint32_t n_memo;  /* a power of two */
+    size_t memo_size;
+    uint32_t memo_per; /* digests per entry: the largest tb / b it holds */
+    uint64_t memo_hits, memo_misses;
+    EVP_MD_CTX *ctx; /* the EVP path only (no SHA256_Transform): NULL otherwise */
     EVP_MD *md;
     kv_digest seed;
     uint32_t block_size;
-    uint8_t *buf; /* encoding buffer: worst case every position its own run */
-    size_t buf_cap;
+    uint8_t *buf; /* encoding buffer: worst case every position its own run, + PAD_SLACK */
+    size_t buf_cap; /* message bytes it holds (PAD_SLACK more are allocated) */
 };
 
 static uint8_t *put_u32(uint8_t *p, uint32_t v)
@@ -57,8 +108,53 @@ static uint8_t *put_u64(uint8_t *p, uint64_t v)
     return put_u32(p, (uint32_t)(v >> 32));
 }
 
-static void digest_bytes(kv_hasher *h, const uint8_t *data, size_t n, kv_digest *out)
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+static const uint32_t sha256_iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+/* SHA-256 of data[0..n) by the compression function alone.  data must have 72 bytes of
+ * writable slack after n (the padding is written in place: buf_cap reserves it). */
+static void sha256_padded(uint8_t *data, size_t n, kv_digest *out)
 {
+    SHA256_CTX c;
+    memcpy(c.h, sha256_iv, sizeof c.h);
+    size_t full = n / 64 * 64;
+    for (size_t off = 0; off < full; off += 64)
+        SHA256_Transform(&c, data + off);
+    uint8_t *tail = data + full;
+    size_t rest = n - full, last = rest < 56 ? 64 : 128;
+    uint64_t bits = (uint64_t)n * 8;
+    tail[rest] = 0x80;
+    memset(tail + rest + 1, 0, last - rest - 9);
+    for (int k = 0; k < 8; k++)
+        tail[last - 1 - k] = (uint8_t)(bits >> (8 * k));
+    SHA256_Transform(&c, tail);
+    if (last == 128)
+        SHA256_Transform(&c, tail + 64);
+    for (int k = 0; k < 8; k++) {
+        out->b[4 * k] = (uint8_t)(c.h[k] >> 24);
+        out->b[4 * k + 1] = (uint8_t)(c.h[k] >> 16);
+        out->b[4 * k + 2] = (uint8_t)(c.h[k] >> 8);
+        out->b[4 * k + 3] = (uint8_t)c.h[k];
+    }
+}
+#endif
+
+static void digest_bytes(kv_hasher *h, uint8_t *data, size_t n, kv_digest *out)
+{
+#ifdef KVSIM_HAVE_XXHASH
+    if (h->algo == KV_HASH_XXH3_128) {
+        XXH128_canonical_t c;
+        XXH128_canonicalFromHash(&c, XXH3_128bits(data, n));
+        memcpy(out->b, c.digest, sizeof c.digest);
+        memset(out->b + sizeof c.digest, 0, KV_DIGEST_LEN - sizeof c.digest);
+        return;
+    }
+#endif
+#ifdef KVSIM_HAVE_SHA256_TRANSFORM
+    (void)h;
+    sha256_padded(data, n, out);
+#else
     unsigned int len = 0;
     int ok = EVP_DigestInit_ex2(h->ctx, h->md, NULL);
     ok &= EVP_DigestUpdate(h->ctx, data, n);
@@ -67,15 +163,48 @@ static void digest_bytes(kv_hasher *h, const uint8_t *data, size_t n, kv_digest 
         fputs("kvsim: fatal: SHA-256 failed in libcrypto\n", stderr);
         abort();
     }
+#endif
+}
+
+int kv_hash_algo_parse(const char *s, kv_hash_algo *out)
+{
+    if (strcmp(s, "sha256") == 0)
+        *out = KV_HASH_SHA256;
+    else if (strcmp(s, "xxh3-128") == 0)
+        *out = KV_HASH_XXH3_128;
+    else
+        return -KV_EINVAL;
+#ifndef KVSIM_HAVE_XXHASH
+    if (*out == KV_HASH_XXH3_128)
+        return -KV_ENOTSUP;
+#endif
+    return 0;
+}
+
+const char *kv_hash_algo_name(kv_hash_algo a)
+{
+    return a == KV_HASH_XXH3_128 ? "xxh3-128" : "sha256";
 }
 
 int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dtype,
                      uint32_t block_size)
 {
+    return kv_hasher_create_algo(out, model_name, kv_dtype, block_size, KV_HASH_SHA256);
+}
+
+int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *kv_dtype,
+                          uint32_t block_size, kv_hash_algo algo)
+{
     *out = NULL;
     if (block_size == 0)
         return -KV_EINVAL;
+#ifndef KVSIM_HAVE_XXHASH
+    if (algo == KV_HASH_XXH3_128)
+        return -KV_ENOTSUP;
+#endif
     kv_hasher *h = kv_xcalloc(1, sizeof *h);
+    h->algo = algo;
+#ifndef KVSIM_HAVE_SHA256_TRANSFORM
     h->ctx = EVP_MD_CTX_new();
     h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
     if (!h->ctx || !h->md) {
@@ -84,17 +213,18 @@ int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dty
         free(h);
         return -KV_ENOMEM;
     }
+#endif
     h->block_size = block_size;
     /* Worst case: one 17-byte run per position (hash_ids with tb = 1), or 4 bytes a token
      * plus a header; either way ≤ 32 + 17·b + 9. */
     h->buf_cap = KV_DIGEST_LEN + 17 * (size_t)block_size + 64;
-    h->buf = kv_xmalloc(h->buf_cap);
+    h->buf = kv_xmalloc(h->buf_cap + PAD_SLACK);
 
     /* Run seed: a canonical encoding of what makes blocks of two runs comparable. */
     static const char tag[] = "kvsim-block-hash-v1";
     size_t nm = strlen(model_name), nd = strlen(kv_dtype);
     size_t n = sizeof tag + 4 + nm + 4 + nd + 4;
-    uint8_t *seed = kv_xmalloc(n), *p = seed;
+    uint8_t *seed = kv_xmalloc(n + PAD_SLACK), *p = seed;
     memcpy(p, tag, sizeof tag); /* with its NUL */
     p += sizeof tag;
     p = put_u32(p, (uint32_t)nm);
@@ -114,6 +244,7 @@ void kv_hasher_destroy(kv_hasher *h)
 {
     if (!h)
         return;
+    free(h->memo);
     EVP_MD_CTX_free(h->ctx);
     EVP_MD_free(h->md);
     free(h->buf);
@@ -144,6 +275,16 @@ void kv_content_from_spec(kv_content *c, const kv_request_spec *r, uint32_t trac
     c->shared_prefix = r->content == KV_CONTENT_NONE ? shared_prefix : 0;
     c->adapter = r->adapter && r->adapter[0] ? r->adapter : NULL;
     c->salt = r->salt && r->salt[0] ? r->salt : NULL;
+}
+
+uint32_t kv_content_first_private(const kv_content *c, uint32_t block_size)
+{
+    /* The first U or G position: the prompt's end, or for a content-less prompt the end of
+     * its shared prefix; the block holding it is the first private one. */
+    uint32_t shared = c->prompt_len;
+    if (c->kind == KV_CONTENT_NONE && c->shared_prefix < shared)
+        shared = c->shared_prefix;
+    return shared / block_size;
 }
 
 /* Encode the prompt positions [lo, hi) of c. */
@@ -212,7 +353,7 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
         size_t ns = j == 0 && c->salt ? strlen(c->salt) : 0;
         size_t used = (size_t)(p - h->buf), need = used + 10 + na + ns;
         if (need > h->buf_cap) {
-            h->buf = kv_xrealloc(h->buf, need);
+            h->buf = kv_xrealloc(h->buf, need + PAD_SLACK);
             h->buf_cap = need;
             p = h->buf + used;
         }
@@ -232,11 +373,169 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
     digest_bytes(h, h->buf, (size_t)(p - h->buf), out);
 }
 
+/* ---- the chain memo ----------------------------------------------------------------
+ *
+ * Many requests of a hash_ids trace repeat a (parent digest, hash_id) pair: a later turn
+ * of a conversation re-sends the earlier turns' trace blocks after the same prefix.  With
+ * b dividing tb, the tb/b simulator blocks of trace block k are a pure function of the
+ * digest before them and hash_ids[k] (their content is ('H', hash_id, i·b, b)), so their
+ * digests can be remembered per pair.  The memo is a direct-mapped cache of such pairs,
+ * bounded when it is made (kv_hasher_memo); an entry can be partly filled (a prompt that
+ * ends inside the trace block) and is extended later.  Only rows without adapter and salt
+ * use it (extras would be part of the key).  It caches a pure function: a replay gives
+ * the same digests with it or without it, only faster. */
+
+int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per)
+{
+    free(h->memo);
+    h->memo = NULL;
+    h->n_memo = 0;
+    if (per == 0 || max_bytes == 0)
+        return 0;
+    h->memo_per = per;
+    h->memo_size = sizeof(memo_entry) + (size_t)per * sizeof(kv_digest);
+    uint32_t n = 1;
+    while ((size_t)n * 2 * h->memo_size <= max_bytes && n < (1u << 30))
+        n *= 2;
+    if ((size_t)n * h->memo_size > max_bytes)
+        return 0; /* not even one entry fits: no memo */
+    h->memo = calloc(n, h->memo_size); /* pages are touched only as entries fill */
+    if (!h->memo)
+        return -KV_ENOMEM;
+    h->n_memo = n;
+    return 0;
+}
+
+void kv_hasher_memo_stats(const kv_hasher *h, uint64_t *hits, uint64_t *misses)
+{
+    *hits = h->memo_hits;
+    *misses = h->memo_misses;
+}
+
+static memo_entry *memo_slot(const kv_hasher *h, const kv_digest *parent, uint64_t hash_id)
+{
+    uint64_t k;
+    memcpy(&k, parent->b + 8, sizeof k);
+    k ^= hash_id * 0x9e3779b97f4a7c15ull;
+    k ^= k >> 29;
+    return (memo_entry *)((char *)h->memo + (size_t)(k & (h->n_memo - 1)) * h->memo_size);
+}
+
+kv_chain_store *kv_chain_store_create(size_t max_bytes)
+{
+    kv_chain_store *s = kv_xcalloc(1, sizeof *s);
+    s->max_bytes = max_bytes;
+    return s;
+}
+
+void kv_chain_store_destroy(kv_chain_store *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_rows; i++)
+        free(s->rows[i].d);
+    free(s->rows);
+    free(s);
+}
+
+uint64_t kv_chain_store_bytes(const kv_chain_store *s)
+{
+    return s->bytes;
+}
+
+void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s)
+{
+    h->store = s;
+}
+
+static void chain_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
+                          uint32_t to);
+
+/* Through the store: copy what it has of row c->row, compute the rest, keep it. */
+static bool chain_stored(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
+                         uint32_t to)
+{
+    kv_chain_store *s = h->store;
+    uint32_t sp = c->kind == KV_CONTENT_NONE ? c->shared_prefix : 0;
+    if (!s->bound) {
+        s->seed = h->seed;
+        s->shared_prefix = sp;
+        s->bound = true;
+    }
+    if (memcmp(s->seed.b, h->seed.b, KV_DIGEST_LEN) != 0 || (sp && sp != s->shared_prefix))
+        return false; /* another identity: not this store's */
+    if (c->row >= s->n_rows) {
+        size_t n = s->n_rows ? s->n_rows : 1024;
+        while (n <= c->row)
+            n *= 2;
+        s->rows = kv_xrealloc(s->rows, n * sizeof *s->rows);
+        memset(s->rows + s->n_rows, 0, (n - s->n_rows) * sizeof *s->rows);
+        s->n_rows = n;
+    }
+    stored_chain *r = &s->rows[c->row];
+    uint32_t have = r->n < to ? r->n : to;
+    if (have > from)
+        memcpy(&digests[from], &r->d[from], (have - from) * sizeof *digests);
+    uint32_t start = have > from ? have : from;
+    if (start < to)
+        chain_compute(h, c, digests, start, to);
+    if (to > r->n && from <= r->n && s->bytes + (size_t)(to - r->n) * sizeof *digests <= s->max_bytes) {
+        r->d = kv_xrealloc(r->d, (size_t)to * sizeof *r->d);
+        memcpy(&r->d[r->n], &digests[r->n], (size_t)(to - r->n) * sizeof *digests);
+        s->bytes += (size_t)(to - r->n) * sizeof *digests;
+        r->n = to;
+    }
+    return true;
+}
+
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to)
 {
-    for (uint32_t j = from; j < to; j++)
-        kv_hasher_block(h, j ? &digests[j - 1] : &h->seed, c, j, &digests[j]);
+    if (h->store && chain_stored(h, c, digests, from, to))
+        return;
+    chain_compute(h, c, digests, from, to);
+}
+
+static void chain_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
+                          uint32_t to)
+{
+    uint32_t b = h->block_size, tb = c->trace_block_size;
+    bool memo = h->memo && c->kind == KV_CONTENT_HASH_IDS && !c->adapter && !c->salt &&
+                tb % b == 0 && tb / b <= h->memo_per;
+    uint32_t per = memo ? tb / b : 0;
+    uint32_t end = memo ? c->prompt_len / b : 0; /* blocks wholly inside the prompt */
+    for (uint32_t j = from; j < to;) {
+        const kv_digest *parent = j ? &digests[j - 1] : &h->seed;
+        if (!memo || j % per != 0 || j >= end) {
+            kv_hasher_block(h, parent, c, j, &digests[j]);
+            j++;
+            continue;
+        }
+        /* j starts trace block k: its blocks [j, j + m) are memoisable. */
+        uint32_t k = j / per, m = end - j < per ? end - j : per;
+        uint32_t want = to - j < m ? to - j : m;
+        memo_entry *e = memo_slot(h, parent, c->hash_ids[k]);
+        uint32_t have = 0;
+        if (e->n && e->tb == tb && e->hash_id == c->hash_ids[k] &&
+            memcmp(e->parent.b, parent->b, KV_DIGEST_LEN) == 0) {
+            have = e->n < want ? e->n : want;
+            memcpy(&digests[j], e->d, have * sizeof *digests);
+            h->memo_hits++;
+        } else {
+            e->parent = *parent;
+            e->hash_id = c->hash_ids[k];
+            e->tb = tb;
+            e->n = 0;
+            h->memo_misses++;
+        }
+        for (uint32_t i = have; i < want; i++)
+            kv_hasher_block(h, i ? &digests[j + i - 1] : parent, c, j + i, &digests[j + i]);
+        if (want > e->n) {
+            memcpy(&e->d[e->n], &digests[j + e->n], (want - e->n) * sizeof *digests);
+            e->n = want;
+        }
+        j += want;
+    }
 }
 
 void kv_digest_hex(const kv_digest *d, char out[2 * KV_DIGEST_LEN + 1])

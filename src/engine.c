@@ -64,6 +64,7 @@ int kv_engine_create(kv_engine **out, const kv_engine_config *cfg, kv_hasher *ha
         return kv_diag_set(diag, -KV_EINVAL, "cannot create a pool of %u blocks", cfg->num_blocks);
     }
     kv_cache_create(&e->cache, e->pool, hasher);
+    kv_cache_hash_all(e->cache, cfg->hash_all_blocks);
     if (kv_sched_create(&e->sched, &cfg->sched, e->cache) != 0) {
         kv_engine_destroy(e);
         return kv_diag_set(diag, -KV_EINVAL,
@@ -114,7 +115,8 @@ static void take_sample(kv_engine *e, int64_t now, int64_t dt)
     s.running = kv_sched_num_running(e->sched);
     s.waiting = kv_sched_num_waiting(e->sched);
     s.physical_blocks = kv_pool_num_used(e->pool);
-    s.logical_blocks = kv_sched_logical_blocks(e->sched);
+    /* Σ table lengths of the running requests, which hold every reference (R9): O(1). */
+    s.logical_blocks = kv_pool_num_refs(e->pool);
     s.cached_free_blocks = kv_pool_num_cached_free(e->pool);
     s.free_blocks = kv_pool_num_free(e->pool);
     s.usage = kv_pool_usage(e->pool);
@@ -223,6 +225,11 @@ const kv_pool *kv_engine_pool(const kv_engine *e)
 uint32_t kv_engine_num_running(const kv_engine *e)
 {
     return kv_sched_num_running(e->sched);
+}
+
+uint64_t kv_engine_steps(const kv_engine *e)
+{
+    return e->steps;
 }
 
 uint32_t kv_engine_num_waiting(const kv_engine *e)

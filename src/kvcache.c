@@ -14,9 +14,22 @@
  *             a later request in the same step can hit them; decode blocks included.
  *   free      the table tail first (R7); the chain survives for a preempted request.
  *
- * Invariants per seq: table[0..num_cached) are hashed with the seq's own chain digests
- * (hits carry the same digest by construction); len ≥ num_cached; n_hashes ≥ num_cached.
- * The chain is computed lazily and only once per request (DESIGN §9).
+ * Private blocks (DESIGN §9).  Blocks from the content's first private block f on (the
+ * first holding a content-less or generated position) are unique to the request by
+ * construction: only the request itself, after a preemption, can ever hit them.  They get
+ * no digest and no index entry: the seq records each holder as (block, tag) in insertion
+ * order (kv_pool_cache_private gives the tag), and a lookup takes the first record the
+ * pool says still holds (kv_pool_private_holds): R5's first holder still present.  Hit,
+ * need, free order, eviction and counters are what the digest path gives (R4–R7 treat
+ * both kinds alike): outputs are byte-identical, which the engine's randomized test
+ * checks against the reference mode (kv_cache_hash_all: every full block hashed and
+ * indexed).  Nothing in the pool points back, so a seq goes away without undoing
+ * anything.
+ *
+ * Invariants per seq: table[0..num_cached) are hashed with the seq's own identities: the
+ * chain digest below f (hits carry the same digest by construction), the seq's own slot
+ * from f on; len ≥ num_cached; n_hashes ≥ min(num_cached, f).  The chain is computed
+ * lazily, the whole shared prefix at the first lookup, and only once per request.
  *
  * Complexity: lookup O(hit blocks + newly hashed), allocate O(new blocks + newly hashed),
  * free O(len).
@@ -36,6 +49,7 @@ struct kv_cache {
     kv_hasher *hasher;
     uint32_t block_size;
     bool caching;
+    bool hash_all;        /* reference mode: private blocks hashed and indexed too */
     kv_block_id *scratch; /* lookup hits, then reversed tables for free */
     size_t scratch_cap;
     kv_prefix_stats stats;
@@ -50,6 +64,11 @@ int kv_cache_create(kv_cache **out, kv_pool *pool, kv_hasher *hasher)
     c->caching = kv_pool_caching(pool);
     *out = c;
     return 0;
+}
+
+void kv_cache_hash_all(kv_cache *c, bool on)
+{
+    c->hash_all = on;
 }
 
 void kv_cache_destroy(kv_cache *c)
@@ -83,6 +102,8 @@ void kv_seq_destroy(kv_seq *s)
     if (!s)
         return;
     assert(s->len == 0 && "kv_seq_destroy: table not freed");
+    free(s->priv);
+    free(s->extra);
     free(s->table);
     free(s->hashes);
     free(s);
@@ -101,6 +122,58 @@ const kv_block_id *kv_seq_table(const kv_seq *s)
 const kv_content *kv_seq_content(const kv_seq *s)
 {
     return &s->content;
+}
+
+/* Blocks ≥ this are private for c (never, in reference mode). */
+static uint32_t private_from(const kv_cache *c, const kv_seq *s)
+{
+    return c->hash_all ? UINT32_MAX : kv_content_first_private(&s->content, c->block_size);
+}
+
+/* The holders of private block f + k, first inserted first (NULL: none ever). */
+static const kv__priv_rec *priv_first(const kv_seq *s, uint32_t k)
+{
+    return k < s->n_priv && s->priv[k].b != KV_NO_BLOCK ? &s->priv[k] : NULL;
+}
+
+static const kv__priv_rec *priv_next(const kv_seq *s, const kv__priv_rec *r)
+{
+    return r->more == UINT32_MAX ? NULL : &s->extra[r->more];
+}
+
+/* R5 for a private identity: the first holder still present, or KV_NO_BLOCK. */
+static kv_block_id priv_lookup(const kv_cache *c, const kv_seq *s, uint32_t k)
+{
+    for (const kv__priv_rec *r = priv_first(s, k); r; r = priv_next(s, r))
+        if (kv_pool_private_holds(c->pool, r->b, r->tag))
+            return r->b;
+    return KV_NO_BLOCK;
+}
+
+/* Give block b the private identity f + k and record it as the identity's last holder. */
+static void priv_cache(kv_cache *c, kv_seq *s, uint32_t k, kv_block_id b)
+{
+    kv__priv_rec rec = {b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
+    if (k >= s->n_priv) {
+        size_t cap = s->cap_priv;
+        kv_grow((void **)&s->priv, &cap, (size_t)k + 1, sizeof *s->priv);
+        s->cap_priv = (uint32_t)cap;
+        for (; s->n_priv <= k; s->n_priv++)
+            s->priv[s->n_priv] = (kv__priv_rec){KV_NO_BLOCK, 0, UINT32_MAX};
+    }
+    kv__priv_rec *r = &s->priv[k];
+    if (r->b == KV_NO_BLOCK) {
+        *r = rec;
+        return;
+    }
+    size_t cap = s->cap_extra;
+    kv_grow((void **)&s->extra, &cap, (size_t)s->n_extra + 1, sizeof *s->extra);
+    s->cap_extra = (uint32_t)cap;
+    r = &s->priv[k];
+    while (r->more != UINT32_MAX)
+        r = &s->extra[r->more];
+    r->more = s->n_extra;
+    s->extra[s->n_extra++] = rec;
 }
 
 static void scratch_reserve(kv_cache *c, size_t n)
@@ -136,9 +209,23 @@ void kv_cache_lookup(kv_cache *c, kv_seq *s, uint32_t num_tokens, kv_hits *out)
     uint32_t max_blocks = (num_tokens - 1) / c->block_size;
     scratch_reserve(c, max_blocks);
     out->blocks = c->scratch;
+    uint32_t fp = private_from(c, s);
+    uint32_t n_dig = max_blocks < fp ? max_blocks : fp;
+    /* The whole shared-kind prefix at once: it is cached block by block as the request
+     * runs, so none of it is wasted, and the walk can prefetch ahead. */
+    ensure_hashes(c->hasher, s, n_dig);
+    enum { AHEAD = 4 };
+    for (uint32_t j = 0; j < n_dig && j < AHEAD; j++)
+        kv_pool_prefetch(c->pool, &s->hashes[j]);
     for (uint32_t j = 0; j < max_blocks; j++) {
-        ensure_hashes(c->hasher, s, j + 1);
-        kv_block_id b = kv_pool_lookup(c->pool, &s->hashes[j]);
+        kv_block_id b;
+        if (j < fp) {
+            if (j + AHEAD < n_dig)
+                kv_pool_prefetch(c->pool, &s->hashes[j + AHEAD]);
+            b = kv_pool_lookup(c->pool, &s->hashes[j]);
+        } else {
+            b = priv_lookup(c, s, j - fp);
+        }
         if (b == KV_NO_BLOCK)
             break;
         c->scratch[out->n++] = b;
@@ -162,16 +249,16 @@ uint32_t kv_cache_need(const kv_cache *c, const kv_seq *s, uint32_t num_computed
     return new_blocks(c, s, num_computed, hits, num_new) + (hits ? hits->n_evictable : 0);
 }
 
-static void table_push(const kv_cache *c, kv_seq *s, kv_block_id b)
+/* Room for `more` table entries. */
+static void table_reserve(const kv_cache *c, kv_seq *s, uint32_t more)
 {
-    if (s->len == s->cap) {
-        size_t cap = s->cap;
-        size_t most = ((size_t)s->max_tokens + c->block_size - 1) / c->block_size;
-        size_t need = (size_t)s->len + 1;
-        kv_grow((void **)&s->table, &cap, need > most ? need : most, sizeof *s->table);
-        s->cap = (uint32_t)cap;
-    }
-    s->table[s->len++] = b;
+    if ((size_t)s->len + more <= s->cap)
+        return;
+    size_t cap = s->cap;
+    size_t most = ((size_t)s->max_tokens + c->block_size - 1) / c->block_size;
+    size_t need = (size_t)s->len + more;
+    kv_grow((void **)&s->table, &cap, need > most ? need : most, sizeof *s->table);
+    s->cap = (uint32_t)cap;
 }
 
 bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
@@ -182,17 +269,18 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         return false;
     uint32_t n_new = new_blocks(c, s, num_computed, hits, num_new);
     uint32_t n_hits = hits ? hits->n : 0;
+    table_reserve(c, s, n_hits + n_new);
     if (n_hits) {
         /* Hits only come with a fresh admission: an empty table, nothing computed. */
         assert(s->len == 0 && num_computed == 0);
         for (uint32_t i = 0; i < n_hits; i++) {
             kv_pool_touch(c->pool, hits->blocks[i]); /* the reference moves into the table */
-            table_push(c, s, hits->blocks[i]);
+            s->table[s->len++] = hits->blocks[i];
         }
         s->num_cached = s->len;
     }
-    for (uint32_t i = 0; i < n_new; i++)
-        table_push(c, s, kv_pool_pop(c->pool));
+    kv_pool_pop_n(c->pool, n_new, s->table + s->len);
+    s->len += n_new;
 
     if (c->caching) {
         uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
@@ -201,9 +289,15 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         uint32_t full = (uint32_t)(upto / c->block_size);
         assert(full <= s->len);
         if (full > s->num_cached) {
-            ensure_hashes(c->hasher, s, full);
-            for (uint32_t j = s->num_cached; j < full; j++)
-                kv_pool_cache(c->pool, s->table[j], &s->hashes[j]);
+            uint32_t fp = private_from(c, s), j = s->num_cached;
+            uint32_t dig_end = full < fp ? full : fp;
+            if (dig_end > j) {
+                ensure_hashes(c->hasher, s, dig_end);
+                kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
+                j = dig_end;
+            }
+            for (; j < full; j++)
+                priv_cache(c, s, j - fp, s->table[j]);
             s->num_cached = full;
         }
     }
@@ -246,7 +340,8 @@ const kv_prefix_stats *kv_cache_prefix_stats(const kv_cache *c)
 static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held, kv_diag *d)
 {
     uint32_t n = kv_pool_num_blocks(c->pool);
-    if (s->num_cached > s->len || s->num_cached > s->n_hashes)
+    uint32_t fp = private_from(c, s);
+    if (s->num_cached > s->len || (s->num_cached < fp ? s->num_cached : fp) > s->n_hashes)
         return kv_diag_set(d, -KV_EINVARIANT,
                            "kvcache: table %zu caches %u entries of %u with %u digests", i,
                            s->num_cached, s->len, s->n_hashes);
@@ -263,15 +358,24 @@ static int check_seq(const kv_cache *c, const kv_seq *s, size_t i, uint8_t *held
         if (ref == 0)
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: block %d has refcount 0", i, j, b);
-        if (j < s->num_cached && (!dg || memcmp(dg, &s->hashes[j], sizeof *dg) != 0))
+        if (j < s->num_cached && j < fp && (!dg || memcmp(dg, &s->hashes[j], sizeof *dg) != 0))
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: block %d is not hashed with the "
                                "chain's digest",
                                i, j, b);
-        if (j >= s->num_cached && (dg || ref != 1))
+        bool own = false;
+        for (const kv__priv_rec *r = j >= fp ? priv_first(s, j - fp) : NULL; r && !own;
+             r = priv_next(s, r))
+            own = r->b == b && kv_pool_private_holds(c->pool, b, r->tag);
+        if (j < s->num_cached && j >= fp && !own)
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "kvcache: table %zu entry %u: private block %d is not one of the "
+                               "request's own holders",
+                               i, j, b);
+        if (j >= s->num_cached && (kv_pool_is_hashed(c->pool, b) || ref != 1))
             return kv_diag_set(d, -KV_EINVARIANT,
                                "kvcache: table %zu entry %u: uncached block %d is %s", i, j, b,
-                               dg ? "hashed" : "shared");
+                               kv_pool_is_hashed(c->pool, b) ? "hashed" : "shared");
     }
     for (uint32_t j = 0; j < s->len; j++)
         held[s->table[j]] = 0;

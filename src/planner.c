@@ -177,6 +177,10 @@ int kv_plan_set_trace(kv_plan *p, const kv_trace *trace, const char *trace_path,
     p->view__.reqs = p->reqs__;
     scale_to(p, time_scale_for(p, 1.0));
     p->base_rate = arrival_rate(p->reqs__, trace->n);
+    /* Every probe replays the same requests at the same block size: their chain digests
+     * are hashed by the first probe and copied by the others. */
+    p->chains__ = kv_chain_store_create(KV_PLAN_CHAIN_BYTES);
+    p->sim_opts__.chains = p->chains__;
     kv_search_init(&p->search, &sc);
     return 0;
 }
@@ -293,6 +297,7 @@ void kv_plan_release(kv_plan *p)
         kv_summary_release(&p->probes[i].summary);
     free(p->probes);
     free(p->reqs__);
+    kv_chain_store_destroy(p->chains__);
     kv_search_release(&p->search);
     memset(p, 0, sizeof *p);
 }

@@ -6,25 +6,52 @@
  *   R2  block 0 is the null block: popped at init, never queued, hashed or counted;
  *   R3  num_free = queue length, cached (hashed, refcount 0) blocks included;
  *   R4  allocation pops the head; a popped block that still has a hash is evicted then;
- *   R5  the index maps a digest to its holders in insertion order, lookup answers the
- *       first; a second block with a known digest is added alongside (no dedup);
+ *   R5  the index maps an identity to its holders in insertion order, lookup answers the
+ *       first; a second block with a known identity is added alongside (no dedup);
  *   R6  touch unlinks a refcount-0 block from the queue, then refcount += 1;
  *   R7  free walks the given order (a table tail first); blocks reaching 0 are queued:
  *       split order prepends unhashed and appends hashed blocks, each group keeping the
  *       given order; append order appends all; with caching off all are prepended.
  *
- * Layout.  One array of N + 1 `block` structs, never moved: slot N is the sentinel of the
+ * Identities.  A hashed block carries either a digest (ID_DIGEST, shareable by any
+ * request) or a private identity (ID_PRIVATE, DESIGN §9: unique to one request by
+ * construction, so only that request can look it up).  Both follow R4, R5 and R7 alike:
+ * a private block is "hashed" for the free order, the cached-free count and evictions.
+ * Digests are indexed by uthash.  A private identity needs neither a digest nor a table
+ * operation: its owner (kvcache) records each holder as (block, tag) in insertion order,
+ * the tag being the block's generation, which grows each time the block gets a private
+ * identity, with the kind bits; a record is valid while the block's tag still equals it
+ * (kv_pool_private_holds), and the first valid one answers a lookup (R5).  Eviction is
+ * clearing the kind bits; nothing points into the owner, so nothing needs undoing when
+ * it goes away (its blocks stay cached, unreachable, until evicted).  A stale record
+ * could look valid again only after 2^30 private identities of one block within the
+ * owner's lifetime, each an eviction cycle of the whole pool.
+ *
+ * Layout.  Two arrays of N (+1) structs, never moved, indexed by block id: `blocks`, the
+ * hot half (refcount, queue links, identity tag: 16 bytes), and `ent`, the cold half
+ * (digest, uthash handle, holder links).  Slot N of `blocks` is the sentinel of the
  * circular, doubly linked free queue (intrusive: prev/next are indices, unlink is O(1)).
- * The index is a uthash table whose entries are the blocks themselves: the first holder
- * of a digest is in the table; later holders hang off it through dup_prev/dup_next, the
- * head remembering the last holder, so "first inserted still present" survives any
- * removal in O(1).  uthash hashes the digest's first bytes (they are SHA-256 output).
+ * The uthash table's entries are the cold halves themselves: the first holder of a
+ * digest is in the table; later holders hang off it through dup_prev/dup_next, the head
+ * remembering the last holder, so "first inserted still present" survives any removal
+ * in O(1).  uthash hashes the digest's first bytes (SHA-256 output).
+ *
+ * Cheap index operations (issue 9).  The bucket array is sized for the pool at once (no
+ * rehash, chains < 1).  A negative filter, one saturating byte counter per 2^k slots
+ * (k = index_log2 + 2, 8 slots a block) keyed by the digest's second word, counts the
+ * digests in the table: a find whose counter is 0 is a miss without touching the bucket
+ * array, which is what most finds are (a newly computed block, the end of a hit walk).  A
+ * counter at 255 sticks (never decremented), so the filter never says "absent" wrongly.
+ * Pops prefetch the next head's halves and, one pop later, its bucket and the uthash
+ * neighbours its eviction will write; callers prefetch the buckets of digests they are
+ * about to cache or look up (kv_pool_prefetch).
  *
  * Invariants (kv_pool_check walks them, O(N)):
  *   refcount(b) == 0  ⇔  b is on the free queue            (b ≠ null block)
  *   queue length == num_free;  num_cached_free == #{queued b : hashed(b)}
- *   b in index under h  ⇔  hashed(b) ∧ digest(b) == h;  holders of h in insertion order
- *   num_used == (N − 1) − num_free == #{b : refcount(b) > 0}
+ *   b in index under h  ⇔  digest(b) == h;  holders of h in insertion order
+ *   filter[slot(h)] ≥ #{digests h in the table at that slot} (= unless saturated)
+ *   num_refs == Σ refcounts;  num_used == (N − 1) − num_free == #{b : refcount(b) > 0}
  * State is a predicate, not a flag: "queued" is refcount == 0 (SQLite's PAGE_IS_PINNED).
  *
  * Out of scope: request tables (kvcache), hashing (blockhash), any policy choice beyond
@@ -73,7 +100,7 @@ static void link_after(kv_pool *p, kv_block_id at, kv_block_id b)
     B[at].next = b;
     B[nx].prev = b;
     p->num_free++;
-    if (B[b].hashed)
+    if (BLOCK_ID(&B[b]) != ID_NONE)
         p->num_cached_free++;
 }
 
@@ -86,58 +113,118 @@ static void unlink_block(kv_pool *p, kv_block_id b)
     B[B[b].next].prev = B[b].prev;
     B[b].prev = B[b].next = KV_NO_BLOCK;
     p->num_free--;
-    if (B[b].hashed)
+    if (BLOCK_ID(&B[b]) != ID_NONE)
         p->num_cached_free--;
+}
+
+/* ---- negative filter -------------------------------------------------------------- */
+
+static uint32_t filter_slot(const kv_pool *p, const kv_digest *d)
+{
+    uint32_t w;
+    memcpy(&w, d->b + 4, sizeof w); /* not the word uthash buckets by */
+    return w & p->filter_mask;
+}
+
+static void filter_add(kv_pool *p, const kv_digest *d)
+{
+    uint8_t *c = &p->filter[filter_slot(p, d)];
+    if (*c < UINT8_MAX)
+        (*c)++;
+}
+
+static void filter_remove(kv_pool *p, const kv_digest *d)
+{
+    uint8_t *c = &p->filter[filter_slot(p, d)];
+    assert(*c > 0 && "filter: removing a digest it does not count");
+    if (*c < UINT8_MAX) /* a saturated counter no longer knows its count: it sticks */
+        (*c)--;
+}
+
+/* The first holder of d, or NULL. */
+static entry *index_find(const kv_pool *p, const kv_digest *d)
+{
+    entry *first = NULL;
+    if (p->filter[filter_slot(p, d)] == 0)
+        return NULL;
+    HASH_FIND(hh, p->index, d->b, KV_DIGEST_LEN, first);
+    return first;
 }
 
 /* ---- hash index ------------------------------------------------------------------- */
 
-static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
+static kv_block_id id_of(const kv_pool *p, const entry *e)
 {
-    block *B = p->blocks;
-    block *first = NULL;
-    B[b].digest = *d;
-    B[b].hashed = true;
-    B[b].dup_prev = B[b].dup_next = KV_NO_BLOCK;
-    HASH_FIND(hh, p->index, d->b, KV_DIGEST_LEN, first);
+    return (kv_block_id)(e - p->ent);
+}
+
+/* Append b to the holder chain headed by first (NULL: b starts a new chain). */
+static void chain_append(kv_pool *p, entry *first, kv_block_id b)
+{
+    entry *E = p->ent;
+    E[b].dup_prev = E[b].dup_next = KV_NO_BLOCK;
     if (!first) {
-        B[b].dup_last = b;
-        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &B[b]);
+        E[b].dup_last = b;
         return;
     }
     kv_block_id last = first->dup_last;
-    B[last].dup_next = b;
-    B[b].dup_prev = last;
+    E[last].dup_next = b;
+    E[b].dup_prev = last;
     first->dup_last = b;
 }
 
+static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
+{
+    entry *e = &p->ent[b];
+    entry *first = index_find(p, d);
+    e->digest = *d;
+    p->blocks[b].tag = (p->blocks[b].tag & ~3u) | ID_DIGEST;
+    chain_append(p, first, b);
+    if (!first) {
+        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, e);
+        filter_add(p, d);
+    }
+}
+
+/* The first holder of b's identity, b being a later holder. */
+static entry *first_holder(kv_pool *p, kv_block_id b)
+{
+    return index_find(p, &p->ent[b].digest);
+}
+
+/* Evict b's identity. */
 static void index_remove(kv_pool *p, kv_block_id b)
 {
-    block *B = p->blocks;
-    assert(B[b].hashed);
-    kv_block_id pv = B[b].dup_prev, nx = B[b].dup_next;
+    entry *E = p->ent;
+    uint32_t id = BLOCK_ID(&p->blocks[b]);
+    assert(id != ID_NONE);
+    p->blocks[b].tag &= ~3u;
+    if (id == ID_PRIVATE)
+        return; /* nothing indexes it: its owner's record just stops matching */
+    kv_block_id pv = E[b].dup_prev, nx = E[b].dup_next;
     if (pv == KV_NO_BLOCK) {
-        /* b is the first holder: the next one (if any) takes its place in the table. */
-        kv_block_id last = B[b].dup_last;
-        HASH_DELETE(hh, p->index, &B[b]);
+        /* b is the first holder: the next one (if any) takes its place. */
+        kv_block_id last = E[b].dup_last;
         if (nx != KV_NO_BLOCK) {
-            B[nx].dup_prev = KV_NO_BLOCK;
-            B[nx].dup_last = last;
-            HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &B[nx]);
+            E[nx].dup_prev = KV_NO_BLOCK;
+            E[nx].dup_last = last;
         }
+        HASH_DELETE(hh, p->index, &E[b]);
+        if (nx != KV_NO_BLOCK)
+            HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &E[nx]);
+        else
+            filter_remove(p, &E[b].digest);
     } else {
-        B[pv].dup_next = nx;
+        E[pv].dup_next = nx;
         if (nx != KV_NO_BLOCK) {
-            B[nx].dup_prev = pv;
+            E[nx].dup_prev = pv;
         } else {
-            block *first = NULL;
-            HASH_FIND(hh, p->index, B[b].digest.b, KV_DIGEST_LEN, first);
+            entry *first = first_holder(p, b);
             assert(first);
             first->dup_last = pv;
         }
     }
-    B[b].hashed = false;
-    B[b].dup_prev = B[b].dup_next = KV_NO_BLOCK;
+    E[b].dup_prev = E[b].dup_next = KV_NO_BLOCK;
 }
 
 /* ---- lifecycle -------------------------------------------------------------------- */
@@ -152,14 +239,17 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
     p->caching = caching;
     p->order = order;
     p->blocks = kv_xcalloc((size_t)num_blocks + 1, sizeof *p->blocks);
+    p->ent = kv_xcalloc(num_blocks, sizeof *p->ent);
     p->index_log2 = 5;
     while (p->index_log2 < 22 && (1ull << p->index_log2) < 2ull * num_blocks)
         p->index_log2++;
+    p->filter_mask = (1u << (p->index_log2 + 2)) - 1;
+    p->filter = kv_xcalloc((size_t)p->filter_mask + 1, 1);
     block *B = p->blocks;
     kv_block_id s = sentinel(p);
     B[s].prev = B[s].next = s;
     for (uint32_t i = 0; i < num_blocks; i++) {
-        B[i].dup_prev = B[i].dup_next = B[i].dup_last = KV_NO_BLOCK;
+        p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
         B[i].prev = B[i].next = KV_NO_BLOCK;
     }
     /* R1 then R2: queue [0..N−1], then the null block is popped from the head for good. */
@@ -175,6 +265,8 @@ void kv_pool_destroy(kv_pool *p)
         return;
     assert(p->num_free == p->n - 1 && "kv_pool_destroy: blocks still referenced");
     HASH_CLEAR(hh, p->index);
+    free(p->filter);
+    free(p->ent);
     free(p->blocks);
     free(p);
 }
@@ -206,6 +298,11 @@ uint32_t kv_pool_num_used(const kv_pool *p)
     return p->n - 1 - p->num_free;
 }
 
+uint64_t kv_pool_num_refs(const kv_pool *p)
+{
+    return p->num_refs;
+}
+
 uint64_t kv_pool_evictions(const kv_pool *p)
 {
     return p->evictions;
@@ -230,14 +327,25 @@ uint32_t kv_pool_refcount(const kv_pool *p, kv_block_id b)
 bool kv_pool_is_hashed(const kv_pool *p, kv_block_id b)
 {
     assert(b >= 0 && (uint32_t)b < p->n);
-    return p->blocks[b].hashed;
+    return BLOCK_ID(&p->blocks[b]) != ID_NONE;
 }
 
 kv_block_id kv_pool_lookup(const kv_pool *p, const kv_digest *d)
 {
-    block *first = NULL;
-    HASH_FIND(hh, p->index, d->b, KV_DIGEST_LEN, first);
-    return first ? (kv_block_id)(first - p->blocks) : KV_NO_BLOCK;
+    const entry *first = index_find(p, d);
+    return first ? id_of(p, first) : KV_NO_BLOCK;
+}
+
+void kv_pool_prefetch(const kv_pool *p, const kv_digest *d)
+{
+    uint32_t slot = filter_slot(p, d);
+    __builtin_prefetch(&p->filter[slot]);
+    if (p->index) {
+        const UT_hash_table *t = p->index->hh.tbl;
+        uint32_t hv;
+        memcpy(&hv, d->b, sizeof hv);
+        __builtin_prefetch(&t->buckets[hv & (t->num_buckets - 1)], 1);
+    }
 }
 
 /* ---- verbs ------------------------------------------------------------------------ */
@@ -248,31 +356,114 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
     if (p->blocks[b].ref == 0)
         unlink_block(p, b);
     p->blocks[b].ref++;
+    p->num_refs++;
+}
+
+/* Batches pipeline their cache misses: entry i + 2·DIST is requested, then the bucket
+ * and uthash neighbours of entry i + DIST (whose halves have had DIST steps to arrive),
+ * while entry i is processed. */
+enum { DIST = 8 };
+
+/* What evicting block b (a pop) will write: its bucket and its uthash neighbours. */
+static void prefetch_eviction(const kv_pool *p, kv_block_id b)
+{
+    const entry *e = &p->ent[b];
+    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
+        return;
+    const UT_hash_table *t = p->index->hh.tbl;
+    __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
+    if (e->hh.prev)
+        __builtin_prefetch((const char *)e->hh.prev + t->hho, 1);
+    if (e->hh.next)
+        __builtin_prefetch((const char *)e->hh.next + t->hho, 1);
+    __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
+}
+
+static void prefetch_entry(const kv_pool *p, kv_block_id b)
+{
+    __builtin_prefetch(&p->ent[b], 1);
+    __builtin_prefetch((const char *)&p->ent[b] + 64, 1); /* an entry spans two lines */
+}
+
+/* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
+static kv_block_id pop_one(kv_pool *p)
+{
+    kv_block_id b = p->blocks[sentinel(p)].next;
+    unlink_block(p, b);
+    if (BLOCK_ID(&p->blocks[b]) != ID_NONE) {
+        index_remove(p, b);
+        p->evictions++;
+    }
+    p->blocks[b].ref = 1;
+    p->num_refs++;
+    return b;
 }
 
 kv_block_id kv_pool_pop(kv_pool *p)
 {
     assert(p->num_free > 0 && "kv_pool_pop on an empty free queue");
-    kv_block_id b = p->blocks[sentinel(p)].next;
-    /* The next pop will take b's successor: start loading it (and its index links) now,
-     * so consecutive pops overlap their cache misses. */
-    const block *nx = &p->blocks[p->blocks[b].next];
-    __builtin_prefetch(nx);
-    __builtin_prefetch(&nx->hh);
-    unlink_block(p, b);
-    if (p->blocks[b].hashed) {
-        index_remove(p, b);
-        p->evictions++;
+    return pop_one(p);
+}
+
+void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
+{
+    assert(n <= p->num_free && "kv_pool_pop_n beyond the free queue");
+    const block *B = p->blocks;
+    kv_block_id s = sentinel(p);
+    /* The next n pops take the first n queued blocks in queue order: find them in the
+     * hot array, then evict them with their misses in flight. */
+    kv_block_id b = B[s].next;
+    for (uint32_t i = 0; i < n; i++, b = B[b].next) {
+        out[i] = b;
+        if (i < 2 * DIST)
+            prefetch_entry(p, b);
     }
-    p->blocks[b].ref = 1;
-    return b;
+    for (uint32_t i = 0; i < n && i < DIST; i++)
+        prefetch_eviction(p, out[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + 2 * DIST < n)
+            prefetch_entry(p, out[i + 2 * DIST]);
+        if (i + DIST < n)
+            prefetch_eviction(p, out[i + DIST]);
+        kv_block_id got = pop_one(p);
+        assert(got == out[i]);
+        (void)got;
+    }
 }
 
 void kv_pool_cache(kv_pool *p, kv_block_id b, const kv_digest *d)
 {
     assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
-    assert(p->blocks[b].ref > 0 && !p->blocks[b].hashed);
+    assert(p->blocks[b].ref > 0 && BLOCK_ID(&p->blocks[b]) == ID_NONE);
     index_insert(p, b, d);
+}
+
+void kv_pool_cache_n(kv_pool *p, const kv_block_id *blocks, const kv_digest *digests, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && i < DIST; i++)
+        kv_pool_prefetch(p, &digests[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + DIST < n) {
+            kv_pool_prefetch(p, &digests[i + DIST]);
+            prefetch_entry(p, blocks[i + DIST]);
+        }
+        kv_pool_cache(p, blocks[i], &digests[i]);
+    }
+}
+
+uint32_t kv_pool_cache_private(kv_pool *p, kv_block_id b)
+{
+    assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
+    block *bl = &p->blocks[b];
+    assert(bl->ref > 0 && BLOCK_ID(bl) == ID_NONE);
+    bl->tag = ((bl->tag & ~3u) + 4u) | ID_PRIVATE; /* the next generation */
+    return bl->tag;
+}
+
+bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
+{
+    assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
+    return p->blocks[b].tag == tag;
 }
 
 void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
@@ -284,10 +475,13 @@ void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
     kv_block_id cursor = s;
     for (size_t i = 0; i < n; i++) {
         kv_block_id b = blocks[i];
+        if (i + 8 < n) /* table entries are scattered over the pool */
+            __builtin_prefetch(&B[blocks[i + 8]], 1);
         assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n && B[b].ref > 0);
+        p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && !B[b].hashed);
+        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && BLOCK_ID(&B[b]) == ID_NONE);
         if (prepend) {
             link_after(p, cursor, b);
             cursor = b;
@@ -320,7 +514,7 @@ uint64_t kv_pool_refcount_sum(const kv_pool *p)
 const kv_digest *kv_pool_digest(const kv_pool *p, kv_block_id b)
 {
     assert(b >= 0 && (uint32_t)b < p->n);
-    return p->blocks[b].hashed ? &p->blocks[b].digest : NULL;
+    return BLOCK_ID(&p->blocks[b]) == ID_DIGEST ? &p->ent[b].digest : NULL;
 }
 
 #define CHECK(cond, ...)                                                                           \
@@ -346,7 +540,7 @@ static int check_queue(const kv_pool *p, uint8_t *queued, kv_diag *diag)
         CHECK(qlen < p->n, "free queue longer than the pool");
         queued[b] = 1;
         qlen++;
-        qcached += B[b].hashed;
+        qcached += BLOCK_ID(&B[b]) != ID_NONE;
     }
     CHECK(qlen == p->num_free, "queue length %u != num_free %u", qlen, p->num_free);
     CHECK(qcached == p->num_cached_free, "cached free %u != counter %u", qcached,
@@ -355,30 +549,49 @@ done:
     return rc;
 }
 
-/* The index walk: every head is a first holder, chains are consistent, and exactly the
- * hashed blocks are in it. */
-static int check_index(const kv_pool *p, uint32_t hashed, kv_diag *diag)
+/* One holder chain from its first holder f: every holder carries f's identity, links are
+ * consistent and f remembers the last.  Returns the chain length through *len. */
+static int check_chain(const kv_pool *p, kv_block_id f, uint32_t *len, kv_diag *diag)
 {
     int rc = 0;
     const block *B = p->blocks;
-    uint32_t in_chains = 0;
-    for (const block *first = p->index; first; first = first->hh.next) {
-        kv_block_id f = (kv_block_id)(first - B);
-        CHECK(first->hashed && first->dup_prev == KV_NO_BLOCK, "index head %d is not a head", f);
-        kv_block_id last = f;
-        for (kv_block_id b = f; b != KV_NO_BLOCK; b = B[b].dup_next) {
-            CHECK(B[b].hashed, "unhashed block %d in the index", b);
-            CHECK(memcmp(B[b].digest.b, first->digest.b, KV_DIGEST_LEN) == 0,
-                  "block %d filed under another digest", b);
-            CHECK(B[b].dup_next == KV_NO_BLOCK || B[B[b].dup_next].dup_prev == b,
-                  "holder chain of block %d broken", b);
-            CHECK(in_chains < p->n, "holder chain loops");
-            in_chains++;
-            last = b;
-        }
-        CHECK(first->dup_last == last, "index head %d has a stale last holder", f);
+    const entry *E = p->ent;
+    kv_block_id last = f;
+    *len = 0;
+    for (kv_block_id b = f; b != KV_NO_BLOCK; b = E[b].dup_next) {
+        CHECK(BLOCK_ID(&B[b]) == ID_DIGEST, "block %d in a holder chain is not a digest block",
+              b);
+        CHECK(memcmp(E[b].digest.b, E[f].digest.b, KV_DIGEST_LEN) == 0,
+              "block %d filed under another digest", b);
+        CHECK(E[b].dup_next == KV_NO_BLOCK || E[E[b].dup_next].dup_prev == b,
+              "holder chain of block %d broken", b);
+        CHECK(*len < p->n, "holder chain loops");
+        (*len)++;
+        last = b;
     }
-    CHECK(in_chains == hashed, "%u hashed blocks but %u in the index", hashed, in_chains);
+    CHECK(E[f].dup_last == last, "first holder %d has a stale last holder", f);
+done:
+    return rc;
+}
+
+/* The index walk: every table entry is a first holder with a consistent chain, the
+ * filter counts it, exactly the digest blocks are in chains. */
+static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
+{
+    int rc = 0;
+    const block *B = p->blocks;
+    uint32_t in_chains = 0, len;
+    for (const entry *first = p->index; first; first = first->hh.next) {
+        kv_block_id f = id_of(p, first);
+        CHECK(BLOCK_ID(&B[f]) == ID_DIGEST && first->dup_prev == KV_NO_BLOCK,
+              "index entry %d is not a first holder", f);
+        CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
+              "the negative filter misses the digest of block %d", f);
+        if ((rc = check_chain(p, f, &len, diag)) != 0)
+            goto done;
+        in_chains += len;
+    }
+    CHECK(in_chains == n_digest, "%u hashed blocks but %u in the index", n_digest, in_chains);
 done:
     return rc;
 }
@@ -388,20 +601,24 @@ int kv_pool_check(const kv_pool *p, kv_diag *diag)
     int rc = 0;
     const block *B = p->blocks;
     uint8_t *queued = kv_xcalloc(p->n, 1);
-    uint32_t hashed = 0;
+    uint32_t n_digest = 0;
 
-    CHECK(B[KV_NULL_BLOCK].ref == 0 && !B[KV_NULL_BLOCK].hashed, "null block used or hashed");
+    CHECK(B[KV_NULL_BLOCK].ref == 0 && BLOCK_ID(&B[KV_NULL_BLOCK]) == ID_NONE,
+          "null block used or hashed");
     if ((rc = check_queue(p, queued, diag)) != 0)
         goto done;
     for (uint32_t i = 1; i < p->n; i++) {
         CHECK((B[i].ref == 0) == (queued[i] != 0), "block %u: refcount %u but %s", i, B[i].ref,
               queued[i] ? "queued" : "not queued");
-        CHECK(p->caching || !B[i].hashed, "block %u hashed with caching off", i);
-        hashed += B[i].hashed;
-        if (B[i].hashed)
-            CHECK(kv_pool_lookup(p, &B[i].digest) != KV_NO_BLOCK, "hashed block %u not found", i);
+        CHECK(p->caching || BLOCK_ID(&B[i]) == ID_NONE, "block %u hashed with caching off", i);
+        n_digest += BLOCK_ID(&B[i]) == ID_DIGEST;
+        if (BLOCK_ID(&B[i]) == ID_DIGEST)
+            CHECK(kv_pool_lookup(p, &p->ent[i].digest) != KV_NO_BLOCK,
+                  "hashed block %u not found", i);
     }
-    rc = check_index(p, hashed, diag);
+    CHECK(kv_pool_refcount_sum(p) == p->num_refs, "Σ refcounts %llu != counter %llu",
+          (unsigned long long)kv_pool_refcount_sum(p), (unsigned long long)p->num_refs);
+    rc = check_index(p, n_digest, diag);
 done:
     free(queued);
     return rc;

@@ -27,34 +27,54 @@
 
 /* Size the bucket array for the pool when the table is made (at its first HASH_ADD):
  * 2^index_log2 ≥ 2N buckets keep chains below one entry on average, so a find touches
- * about one block instead of walking the ~5-entry chains uthash's grow-at-10 rule leaves
- * (each entry a cache miss into another block).  uthash reads these macros where HASH_ADD
- * expands, where `p` is the pool. */
+ * about one entry instead of walking the ~5-entry chains uthash's grow-at-10 rule leaves
+ * (each entry a cache miss).  uthash reads these macros where HASH_ADD expands, where `p`
+ * is the pool. */
 #undef HASH_INITIAL_NUM_BUCKETS
 #undef HASH_INITIAL_NUM_BUCKETS_LOG2
 #define HASH_INITIAL_NUM_BUCKETS      (1u << p->index_log2)
 #define HASH_INITIAL_NUM_BUCKETS_LOG2 (p->index_log2)
 
+/* What identity a block carries (DESIGN §3, §9 "Private blocks"). */
+enum {
+    ID_NONE = 0, /* unhashed */
+    ID_DIGEST,   /* a digest, in the uthash index */
+    ID_PRIVATE,  /* an identity unique to one request, recorded by its owner as (b, tag) */
+};
+
+/* Hot half of a block: what the free queue and refcounting touch (16 bytes, so the
+ * queue's neighbour accesses stay in a small array). */
 typedef struct block {
     uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
-    kv_block_id prev; /* free-queue links; valid only while queued */
+    kv_block_id prev; /* free-queue links; KV_NO_BLOCK while not queued */
     kv_block_id next;
+    uint32_t tag; /* identity kind in bits 0–1 (ID_*; "hashed" ⇔ kind != ID_NONE), above
+                     them a generation that grows each time b gets a private identity */
+} block;
+
+#define BLOCK_ID(bl) ((bl)->tag & 3u)
+
+/* Cold half: the identity, touched only when a block is cached, looked up or evicted. */
+typedef struct entry {
+    kv_digest digest;     /* valid while the kind is ID_DIGEST */
+    UT_hash_handle hh;    /* in the table iff ID_DIGEST and dup_prev == KV_NO_BLOCK */
     kv_block_id dup_prev; /* other holders of the same digest, insertion order; */
     kv_block_id dup_next; /*   KV_NO_BLOCK at either end; valid only while hashed */
     kv_block_id dup_last; /* valid in the first holder only: the last holder */
-    bool hashed;          /* digest is valid and the block is in the index */
-    kv_digest digest;
-    UT_hash_handle hh; /* linked into the table iff hashed and dup_prev == KV_NO_BLOCK */
-} block;
+} entry;
 
 struct kv_pool {
     block *blocks;            /* N + 1 entries; [N] is the queue sentinel */
+    entry *ent;               /* N entries, parallel to blocks */
     uint32_t n;               /* N */
     uint32_t num_free;        /* queue length */
     uint32_t num_cached_free; /* queued blocks that are hashed */
+    uint64_t num_refs;        /* Σ refcounts, kept as the verbs change them */
     uint64_t evictions;
-    block *index;        /* uthash head: first holders */
+    entry *index;        /* uthash head: first holders of digests */
     unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
+    uint8_t *filter;     /* negative filter: digests in the table per slot, saturating */
+    uint32_t filter_mask; /* 2^(index_log2 + 2) − 1 */
     bool caching;
     kv_free_order order;
 };

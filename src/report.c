@@ -71,7 +71,7 @@ static void put_secs(kv_buf *b, const kv_req *r, double (*fn)(const kv_req *))
 {
     double v = r->status == KV_REQ_FINISHED ? fn(r) : -1;
     if (v >= 0)
-        kv_buf_printf(b, "%.9f", v);
+        kv_buf_f9(b, v);
 }
 
 static void col_id(kv_buf *b, const kv_req *r)
@@ -187,7 +187,7 @@ void kv_report_timeseries_header(kv_buf *b)
 
 #define PUT_TIME(b, v) kv_buf_ns(b, v)
 #define PUT_U(b, v)    kv_buf_u64(b, (uint64_t)(v))
-#define PUT_F6(b, v)   kv_buf_printf(b, "%.6f", v)
+#define PUT_F6(b, v)   kv_buf_f6(b, v)
 
 void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
 {

@@ -34,6 +34,12 @@ void kv_sim_options_init(kv_sim_options *o)
     o->time_model = "roofline";
 }
 
+uint32_t kv_sim_default_sample_every(size_t n)
+{
+    size_t every = n / 20000;
+    return every < 1 ? 1 : every > UINT32_MAX ? UINT32_MAX : (uint32_t)every;
+}
+
 int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
                          kv_diag *diag)
 {
@@ -48,6 +54,8 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
         return rc;
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
     c->sample_every = 1;
+    c->hash_algo = o->hash_algo;
+    c->chains = o->chains;
 #ifdef KVSIM_DEBUG
     c->check_invariants = true;
 #endif
@@ -102,9 +110,7 @@ static int loop(driver *d, kv_diag *diag)
         int rc = kv_engine_advance(d->engine, diag);
         if (rc != 0)
             return rc;
-        kv_engine_stats st;
-        kv_engine_get_stats(d->engine, &st);
-        if (ev == KV_ENGINE_STEP_START && st.steps % progress_every == 0)
+        if (ev == KV_ENGINE_STEP_START && kv_engine_steps(d->engine) % progress_every == 0)
             progress(d, t_step);
     }
 }
@@ -127,8 +133,18 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     kv_hasher *hasher = NULL;
     if (cfg->block_size == 0)
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
-    if (kv_hasher_create(&hasher, model_name, dtype_name, cfg->block_size) != 0)
-        return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
+    int hrc = kv_hasher_create_algo(&hasher, model_name, dtype_name, cfg->block_size,
+                                    cfg->hash_algo);
+    if (hrc != 0)
+        return kv_diag_set(diag, hrc, "cannot initialise %s: %s",
+                           kv_hash_algo_name(cfg->hash_algo), kv_strerror(hrc));
+    kv_hasher_use_store(hasher, cfg->chains);
+    uint32_t tb = trace->trace_block_size;
+    bool has_ids = false;
+    for (size_t i = 0; i < trace->n && !has_ids; i++)
+        has_ids = trace->reqs[i].content == KV_CONTENT_HASH_IDS;
+    if (has_ids && cfg->prefix_caching && tb % cfg->block_size == 0)
+        kv_hasher_memo(hasher, KV_SIM_MEMO_BYTES, tb / cfg->block_size);
     kv_engine_config ec = *cfg;
     res->n = trace->n;
     res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);

@@ -8,11 +8,18 @@
 
 #include "kvsim/mem.h"
 
-static void reserve(kv_buf *b, size_t extra)
+static void grow(kv_buf *b, size_t extra)
 {
     void *p = b->s;
     kv_grow(&p, &b->cap, b->len + extra + 1, 1);
     b->s = p;
+}
+
+/* Rows append a few bytes at a time: the check is inline, the growth is not. */
+static inline void reserve(kv_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 > b->cap)
+        grow(b, extra);
 }
 
 void kv_buf_put(kv_buf *b, const char *data, size_t n)
@@ -52,15 +59,27 @@ void kv_buf_printf(kv_buf *b, const char *fmt, ...)
 
 void kv_buf_u64(kv_buf *b, uint64_t v)
 {
-    char digits[20];
-    size_t n = 0;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
+    char digits[20], *p = digits + sizeof digits;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        *--p = pairs[2 * r + 1];
+        *--p = pairs[2 * r];
+    }
+    if (v >= 10) {
+        *--p = pairs[2 * v + 1];
+        *--p = pairs[2 * v];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(digits + sizeof digits - p);
     reserve(b, n);
-    while (n)
-        b->s[b->len++] = digits[--n];
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
     b->s[b->len] = '\0';
 }
 
@@ -75,6 +94,56 @@ void kv_buf_ns(kv_buf *b, int64_t ns)
         f /= 10;
     }
     kv_buf_put(b, frac, sizeof frac);
+}
+
+/* "%.6f" and "%.9f" by hand, exactly: v = M · 2^-s with M < 2^53, so v · 10^p = M · 10^p / 2^s is
+ * rounded to the nearest integer, ties to even, in 128-bit integers, which is what glibc's
+ * printf does with the exact binary value in the default rounding mode.  Negative, huge
+ * (≥ 2^53), NaN and infinite values go to printf itself. */
+__extension__ typedef unsigned __int128 u128;
+
+static void fixed(kv_buf *b, double v, int prec)
+{
+    static const uint64_t pow10[10] = {1,      10,      100,      1000,      10000,
+                                       100000, 1000000, 10000000, 100000000, 1000000000};
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned ex = (unsigned)(bits >> 52) & 0x7ff;
+    uint64_t m = bits & ((1ull << 52) - 1);
+    if ((bits >> 63) || ex == 0x7ff || ex >= 1075) {
+        kv_buf_printf(b, "%.*f", prec, v);
+        return;
+    }
+    unsigned sh = ex ? 1075 - ex : 1074; /* v = m · 2^-sh */
+    if (ex)
+        m |= 1ull << 52;
+    uint64_t q = 0;
+    if (sh < 100) { /* else v < 2^-47: rounds to 0 */
+        u128 n = (u128)m * pow10[prec];
+        u128 rem = n & (((u128)1 << sh) - 1), half = (u128)1 << (sh - 1);
+        q = (uint64_t)(n >> sh);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+    }
+    kv_buf_u64(b, q / pow10[prec]);
+    char frac[10];
+    uint64_t f = q % pow10[prec];
+    frac[0] = '.';
+    for (int i = prec; i >= 1; i--) {
+        frac[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    kv_buf_put(b, frac, (size_t)prec + 1);
+}
+
+void kv_buf_f6(kv_buf *b, double v)
+{
+    fixed(b, v, 6);
+}
+
+void kv_buf_f9(kv_buf *b, double v)
+{
+    fixed(b, v, 9);
 }
 
 void kv_buf_reset(kv_buf *b)

@@ -176,6 +176,9 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     if (has_ids && setup->block_size > t->trace_block_size)
         add_note(c, "block size %u > trace block size %u: hash_ids sharing is only approximate",
                  setup->block_size, t->trace_block_size);
+    if (o->hash_algo != KV_HASH_SHA256)
+        add_note(c, "block identity by %s (--hash-algo), not SHA-256",
+                 kv_hash_algo_name(o->hash_algo));
     if (setup->shard.kv_replicated)
         add_note(c, "TP %u > %u KV heads: each rank holds a replicated KV head", setup->shard.tp,
                  setup->model.num_kv_heads);

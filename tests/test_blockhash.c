@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "kvsim/blockhash.h"
 #include "support.h"
 
@@ -177,6 +179,80 @@ Test(blockhash, sources_never_match_each_other)
     cr_assert(same(&ds, &e0[0]));
 }
 
+/* ---- bit identity with libcrypto's EVP SHA-256 ------------------------------------ */
+
+static void evp_sha256(const uint8_t *m, size_t n, kv_digest *out)
+{
+    unsigned int len = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    cr_assert(ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, m, n) &&
+              EVP_DigestFinal_ex(ctx, out->b, &len) && len == KV_DIGEST_LEN);
+    EVP_MD_CTX_free(ctx);
+}
+
+static uint8_t *le32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        *p++ = (uint8_t)(v >> (8 * k));
+    return p;
+}
+
+/* The seed and token blocks of every message length from 42 to ~700 bytes (block sizes
+ * 1..64, adapters of 0..40 bytes), hashed by kv_hasher and by EVP over the encoding of
+ * src/blockhash.c's top comment: every padding case (one or two final compressions, a
+ * message ending on a 64-byte boundary) gives EVP's digest bit for bit. */
+Test(blockhash, digests_equal_evp_sha256_at_every_length)
+{
+    static const char tag[] = "kvsim-block-hash-v1";
+    uint32_t tok[64];
+    for (uint32_t i = 0; i < 64; i++)
+        tok[i] = 0x9e3779b9u * (i + 1);
+    char adapter[41];
+    for (uint32_t b = 1; b <= 64; b++) {
+        kv_hasher *hb;
+        cr_assert_eq(kv_hasher_create(&hb, "llama-3-8b", "bf16", b), 0);
+        uint8_t m[1024], *p = m;
+        memcpy(p, tag, sizeof tag);
+        p = le32(p + sizeof tag, 10);
+        memcpy(p, "llama-3-8b", 10);
+        p = le32(p + 10, 4);
+        memcpy(p, "bf16", 4);
+        p = le32(p + 4, b);
+        kv_digest want, got;
+        evp_sha256(m, (size_t)(p - m), &want);
+        cr_assert(same(&want, kv_hasher_seed(hb)), "seed digest at block size %u", b);
+        for (uint32_t na = 0; na <= 40; na += 1 + (b % 3)) {
+            memset(adapter, 'a' + (char)(na % 26), na);
+            adapter[na] = '\0';
+            kv_request_spec spec = {.prompt_len = 64,
+                                    .output_len = 1,
+                                    .content = KV_CONTENT_TOKENS,
+                                    .tokens = tok,
+                                    .adapter = na ? adapter : NULL};
+            kv_content c;
+            kv_content_from_spec(&c, &spec, 0, 0);
+            kv_hasher_block(hb, kv_hasher_seed(hb), &c, 0, &got);
+            p = m;
+            memcpy(p, kv_hasher_seed(hb)->b, KV_DIGEST_LEN);
+            p += KV_DIGEST_LEN;
+            *p++ = 'T';
+            p = le32(p, b);
+            for (uint32_t i = 0; i < b; i++)
+                p = le32(p, tok[i]);
+            if (na) {
+                *p++ = 'A';
+                p = le32(p, na);
+                memcpy(p, adapter, na);
+                p += na;
+            }
+            evp_sha256(m, (size_t)(p - m), &want);
+            cr_assert(same(&want, &got), "block size %u, adapter of %u bytes: %zu-byte message", b,
+                      na, (size_t)(p - m));
+        }
+        kv_hasher_destroy(hb);
+    }
+}
+
 Test(blockhash, digest_hex)
 {
     kv_digest d;
@@ -245,4 +321,41 @@ Test(blockhash, cli_hash_errors)
         assert_error_line(&r, cases[i].status, cases[i].msg, NULL);
         run_result_free(&r);
     }
+}
+
+/* The chain memo caches a pure function: chains computed through it, in pieces, with
+ * repeated, partly covered and conflicting trace blocks, equal the chains without it. */
+Test(blockhash, memo_gives_the_same_chains)
+{
+    kv_hasher *plain, *memo;
+    cr_assert_eq(kv_hasher_create(&plain, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 5 + 64), 4), 0); /* tiny */
+    uint64_t ids[3][6] = {{1, 2, 3, 4, 5, 6}, {1, 2, 9, 4, 5, 6}, {7, 2, 3, 4, 5, 6}};
+    for (int round = 0; round < 3; round++) {
+        for (int r = 0; r < 3; r++) {
+            uint32_t prompt = 16 * 6 - (uint32_t)(r * 5 + round); /* last trace block partial */
+            kv_request_spec spec = {.prompt_len = prompt,
+                                    .output_len = 9,
+                                    .row = (uint32_t)r,
+                                    .content = KV_CONTENT_HASH_IDS,
+                                    .hash_ids = ids[r],
+                                    .n_hash_ids = 6};
+            kv_content c;
+            kv_content_from_spec(&c, &spec, 16, 0);
+            uint32_t n = (prompt + 8) / 4; /* generated blocks too */
+            kv_digest want[32], got[32];
+            kv_hasher_chain(plain, &c, want, 0, n);
+            uint32_t cut = (uint32_t)(round * 7 + r) % n; /* in two pieces */
+            kv_hasher_chain(memo, &c, got, 0, cut);
+            kv_hasher_chain(memo, &c, got, cut, n);
+            for (uint32_t j = 0; j < n; j++)
+                cr_assert(same(&want[j], &got[j]), "round %d row %d block %u", round, r, j);
+        }
+    }
+    uint64_t hits, misses;
+    kv_hasher_memo_stats(memo, &hits, &misses);
+    cr_assert_gt(hits, 0, "repeated trace blocks were found");
+    kv_hasher_destroy(plain);
+    kv_hasher_destroy(memo);
 }

@@ -136,6 +136,30 @@ Test(cli_run, golden_tiny_shared)
     run_result_free(&r);
 }
 
+/* --hash-algo xxh3-128 changes the identity function, not the simulation: the Mooncake
+ * subset's summary is the same but for the note that says so. */
+Test(cli_run, xxh3_gives_the_same_simulation)
+{
+    const char *t = src_path("traces/mooncake_conv_500.jsonl");
+    run_result a = run_kvsim("run", t, "--json", NULL);
+    run_result b = run_kvsim("run", t, "--json", "--hash-algo", "xxh3-128", NULL);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    if (b.status == 2 && strstr(b.err, "not built into")) { /* a build without libxxhash */
+        run_result_free(&a), run_result_free(&b);
+        return;
+    }
+    cr_assert_eq(b.status, 0, "%s", b.err);
+    json_t *x = json_loads(a.out, 0, NULL), *y = json_loads(b.out, 0, NULL);
+    cr_assert(x && y);
+    json_t *notes = json_object_get(json_object_get(y, "config"), "notes");
+    cr_assert_str_eq(json_string_value(json_array_get(notes, json_array_size(notes) - 1)),
+                     "block identity by xxh3-128 (--hash-algo), not SHA-256");
+    json_array_remove(notes, json_array_size(notes) - 1);
+    cr_assert(json_equal(x, y), "the same simulation under xxh3-128");
+    json_decref(x), json_decref(y);
+    run_result_free(&a), run_result_free(&b);
+}
+
 Test(cli_run, json_stdout_equals_summary_file)
 {
     char *out = path_in(dir, "j");
@@ -376,6 +400,9 @@ Test(cli_run, error_paths)
          2,
          "kvsim: error: --sample-every: '0' must be at least 1\n"},
         {{"run", tiny, "--format", "xml", NULL}, 2, "kvsim: error: --format: unknown format 'xml'"},
+        {{"run", tiny, "--hash-algo", "md5", NULL},
+         2,
+         "kvsim: error: --hash-algo: 'md5' is not sha256 or xxh3-128\n"},
         {{"run", tiny, "--limit", "0", NULL}, 2, "kvsim: error: --limit: '0' must be at least 1\n"},
         /* A value too large is reported as too large (issue 7 defect). */
         {{"run", tiny, "--num-blocks", "99999999999", NULL},

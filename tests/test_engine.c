@@ -245,8 +245,11 @@ Test(engine, refcount_sum_equals_logical_entries)
     kv_block_id b = L.r[0].seq->table[0]; /* shared by both requests: refcount 2 */
     cr_assert_eq(p->blocks[b].ref, 2);
     p->blocks[b].ref = 3;
+    p->num_refs++; /* the pool's own counter agrees: the cross-module walk must notice */
     expect_violation(&L, "R9: Σ refcounts");
     p->blocks[b].ref = 2;
+    expect_violation(&L, "pool: Σ refcounts 6 != counter 7");
+    p->num_refs--;
     stop_live(&L);
 }
 
@@ -354,4 +357,144 @@ Test(engine, randomized_replays_keep_every_invariant, .timeout = 300)
 {
     for (uint64_t seed = 1; seed <= 60; seed++)
         random_case(seed);
+}
+
+/* ---- private blocks against the reference mode (DESIGN §9) -------------------------- */
+
+static uint64_t hash_ids[MAXR][64];
+
+/* An FNV-1a digest of every sample the engine takes: the whole timeseries. */
+static void fold(uint64_t *h, uint64_t v)
+{
+    for (int k = 0; k < 8; k++)
+        *h = (*h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
+}
+
+static void on_sample_fold(void *ctx, const kv_sample *s)
+{
+    uint64_t *h = ctx;
+    uint64_t usage;
+    memcpy(&usage, &s->usage, sizeof usage);
+    uint64_t v[] = {(uint64_t)s->time_ns, s->step, s->running, s->waiting, s->physical_blocks,
+                    s->logical_blocks, s->cached_free_blocks, s->free_blocks, usage,
+                    s->effective_tokens, s->scheduled_tokens, s->preemptions, s->evictions,
+                    s->prefix_hits, s->prefix_queries, s->watermark_deferrals, s->admitted,
+                    s->finished};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        fold(h, v[i]);
+}
+
+typedef struct outcome {
+    uint64_t samples;
+    kv_run_result res;
+} outcome;
+
+static void replay_mode(const kv_engine_config *c0, uint32_t shared_prefix, bool hash_all,
+                        outcome *o)
+{
+    kv_engine_config c = *c0;
+    c.hash_all_blocks = hash_all;
+    o->samples = 14695981039346656037ull;
+    kv_sim_hooks h = {.on_sample = on_sample_fold, .ctx = &o->samples};
+    kv_diag d;
+    cr_assert_eq(kv_replay(&c, &trace, "t", "bf16", shared_prefix, &h, &o->res, &d), 0, "%s",
+                 d.msg);
+}
+
+/* Random traces mixing every content source (explicit tokens, hash_ids with several trace
+ * block sizes, content-less prompts with and without --shared-prefix), replayed in small
+ * pools (evictions, preemptions, re-admissions that re-hit their own private blocks) both
+ * ways: every request's times and counts, every sample and every counter agree. */
+static void private_case(uint64_t seed, uint64_t *preempted_hits)
+{
+    kv_rng rng;
+    kv_rng_seed(&rng, seed);
+    size_t n = 20 + (size_t)kv_rng_below(&rng, 100);
+    uint32_t b = 1u << kv_rng_below(&rng, 5);    /* 1 … 16 */
+    uint32_t tb = b << kv_rng_below(&rng, 3);    /* a multiple of b, 1 … 64 */
+    uint32_t sp = (uint32_t)kv_rng_below(&rng, 3) * (uint32_t)kv_rng_below(&rng, 90);
+    int64_t t = 0;
+    for (size_t i = 0; i < n; i++) {
+        t += (int64_t)kv_rng_below(&rng, 2000000);
+        uint32_t prompt = 1 + (uint32_t)kv_rng_below(&rng, 200);
+        uint32_t output = 1 + (uint32_t)kv_rng_below(&rng, 50);
+        uint32_t family = (uint32_t)kv_rng_below(&rng, 3);
+        add_req(i, t, prompt, output, family);
+        switch (kv_rng_below(&rng, 3)) {
+        case 0: /* explicit tokens, as add_req made them */
+            break;
+        case 1: {
+            uint32_t k = (prompt + tb - 1) / tb;
+            if (k > 64)
+                break;
+            for (uint32_t j = 0; j < k; j++)
+                hash_ids[i][j] = family * 1000 + j;
+            specs[i].content = KV_CONTENT_HASH_IDS;
+            specs[i].hash_ids = hash_ids[i];
+            specs[i].n_hash_ids = k;
+            specs[i].tokens = NULL;
+            break;
+        }
+        default:
+            specs[i].content = KV_CONTENT_NONE;
+            specs[i].tokens = NULL;
+        }
+    }
+    set_trace(n);
+    trace.trace_block_size = tb;
+    uint32_t need = (200 + 50) / b + 2;
+    uint32_t nb = need + (uint32_t)kv_rng_below(&rng, 3 * need);
+    kv_engine_config c = config(nb, b, "fixed:0.001");
+    c.free_order = kv_rng_below(&rng, 2) ? KV_FREE_SPLIT : KV_FREE_APPEND;
+    c.sched.watermark = (double)kv_rng_below(&rng, 10) / 100.0;
+    c.sched.max_seqs = 1 + (uint32_t)kv_rng_below(&rng, 32);
+    c.sched.max_batched_tokens = 16 + (uint32_t)kv_rng_below(&rng, 512);
+    c.sched.preempt = kv_rng_below(&rng, 2) ? KV_PREEMPT_FCFS : KV_PREEMPT_PRIORITY;
+    for (size_t i = 0; i < n; i++)
+        specs[i].priority = (int32_t)kv_rng_below(&rng, 3);
+    outcome fast, ref;
+    replay_mode(&c, sp, false, &fast);
+    replay_mode(&c, sp, true, &ref);
+    const kv_engine_stats *a = &fast.res.stats, *r = &ref.res.stats;
+    cr_assert_eq(fast.samples, ref.samples, "seed %llu: the timeseries differ",
+                 (unsigned long long)seed);
+    cr_assert_eq(a->steps, r->steps, "seed %llu: steps", (unsigned long long)seed);
+    cr_assert_eq(a->evictions, r->evictions, "seed %llu: evictions", (unsigned long long)seed);
+    cr_assert(memcmp(&a->sched, &r->sched, sizeof a->sched) == 0, "seed %llu: counters",
+              (unsigned long long)seed);
+    cr_assert(memcmp(&a->prefix, &r->prefix, sizeof a->prefix) == 0, "seed %llu: prefix",
+              (unsigned long long)seed);
+    cr_assert(memcmp(&a->metrics, &r->metrics, sizeof a->metrics) == 0, "seed %llu: metrics",
+              (unsigned long long)seed);
+    for (size_t i = 0; i < n; i++) {
+        const kv_req *x = &fast.res.reqs[i], *y = &ref.res.reqs[i];
+        cr_assert(x->status == y->status && x->first_scheduled_ns == y->first_scheduled_ns &&
+                      x->first_token_ns == y->first_token_ns && x->finish_ns == y->finish_ns &&
+                      x->hit_tokens == y->hit_tokens && x->preemptions == y->preemptions,
+                  "seed %llu: request %zu differs", (unsigned long long)seed, i);
+    }
+    *preempted_hits += a->prefix.preempted_hits;
+    kv_run_result_release(&fast.res);
+    kv_run_result_release(&ref.res);
+    for (size_t i = 0; i < n; i++) {
+        free(tokens[i]);
+        tokens[i] = NULL;
+    }
+}
+
+Test(engine, private_blocks_match_the_reference_mode, .timeout = 300)
+{
+    uint64_t preempted_hits = 0;
+    for (uint64_t seed = 1; seed <= 80; seed++)
+        private_case(seed, &preempted_hits);
+    cr_assert_gt(preempted_hits, 0, "the cases re-admit preempted requests that hit");
+}
+
+Test(engine, default_sample_every_keeps_big_timeseries_small)
+{
+    cr_assert_eq(kv_sim_default_sample_every(0), 1);
+    cr_assert_eq(kv_sim_default_sample_every(39999), 1, "every step below 40,000 requests");
+    cr_assert_eq(kv_sim_default_sample_every(40000), 2);
+    cr_assert_eq(kv_sim_default_sample_every(1000000), 50);
+    cr_assert_eq(kv_sim_default_sample_every(10000000), 500);
 }

@@ -200,3 +200,44 @@ Test(summary, from_run_maps_every_counter)
     kv_summary_from_run(&s, &r);
     cr_assert(s.livelock_guard_fired, "a run the guard stopped says so");
 }
+
+/* kv_buf_f6 is "%.6f" exactly: pool usages 1 − f/u for every f of many pool sizes, random
+ * doubles, and the rounding ties of 6-decimal halves. */
+Test(report, f6_f9_equal_printf)
+{
+    char want[400];
+    kv_buf b = {0};
+    uint64_t x = 88172645463325252ull;
+    for (long i = 0; i < 400000; i++) {
+        double v;
+        if (i < 100000) {
+            uint32_t u = 1 + (uint32_t)(i % 997) * 13, f = (uint32_t)(i / 997) % (u + 1);
+            v = 1.0 - (double)f / (double)u;
+        } else if (i < 200000) {
+            v = (double)(i - 100000) / 1e6 + 5e-7; /* near the halves */
+        } else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t bits = x >> 2; /* any finite positive double below 2 */
+            memcpy(&v, &bits, sizeof v);
+            if (i % 3 == 0)
+                v = (double)(x % 100000000) / 1e7;
+        }
+        kv_buf_reset(&b);
+        kv_buf_f6(&b, v);
+        snprintf(want, sizeof want, "%.6f", v);
+        cr_assert_str_eq(b.s, want, "%.17g", v);
+        double w = v * 1000 + (double)(i % 1000) / 1e9; /* latencies: ns / 1e9 */
+        kv_buf_reset(&b);
+        kv_buf_f9(&b, w);
+        snprintf(want, sizeof want, "%.9f", w);
+        cr_assert_str_eq(b.s, want, "%.17g", w);
+    }
+    double odd[] = {0.0, 1.0, 0.5, 0.0000005, 0.0000015, 0.0000025, 1e-300, 4.9e-324, 9e15, 1e300};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        kv_buf_reset(&b);
+        kv_buf_f6(&b, odd[i]);
+        snprintf(want, sizeof want, "%.6f", odd[i]);
+        cr_assert_str_eq(b.s, want, "%.17g", odd[i]);
+    }
+    kv_buf_release(&b);
+}

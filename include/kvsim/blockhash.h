@@ -48,11 +48,33 @@ typedef struct kv_content {
 void kv_content_from_spec(kv_content *c, const kv_request_spec *r, uint32_t trace_block_size,
                           uint32_t shared_prefix);
 
-typedef struct kv_hasher kv_hasher; /* opaque: a reused EVP_MD_CTX and the run seed */
+/* The first private block of c at block size b (DESIGN §9): the first block holding a
+ * content-less ('U') or generated ('G') position, whose encoding names the request's row,
+ * so that it and every later block (chained on it) are unique to this request by
+ * construction.  Blocks [0, f) are shared-kind: explicit tokens, hash_ids, --shared-prefix
+ * positions. */
+uint32_t kv_content_first_private(const kv_content *c, uint32_t block_size);
 
-/* 0, or -KV_ENOMEM.  block_size ≥ 1. */
+typedef struct kv_hasher kv_hasher; /* opaque: the run seed, buffers, the memo */
+
+/* The function h is made of: SHA-256 (DESIGN §3, the default) or, optionally, XXH3-128
+ * (libxxhash; its 16 bytes, then 16 zero bytes), vLLM's faster choice.  A different
+ * function gives other digests but, barring collisions, the same simulation. */
+typedef enum kv_hash_algo {
+    KV_HASH_SHA256 = 0,
+    KV_HASH_XXH3_128,
+} kv_hash_algo;
+
+/* "sha256", "xxh3-128" → 0; -KV_EINVAL unknown; -KV_ENOTSUP not built in. */
+int kv_hash_algo_parse(const char *s, kv_hash_algo *out);
+const char *kv_hash_algo_name(kv_hash_algo a);
+
+/* 0, or -KV_ENOMEM.  block_size ≥ 1.  SHA-256. */
 int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dtype,
                      uint32_t block_size);
+/* The same with the hash function chosen; -KV_ENOTSUP when it is not built in. */
+int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *kv_dtype,
+                          uint32_t block_size, kv_hash_algo algo);
 void kv_hasher_destroy(kv_hasher *h); /* NULL ok */
 const kv_digest *kv_hasher_seed(const kv_hasher *h);
 uint32_t kv_hasher_block_size(const kv_hasher *h);
@@ -62,9 +84,28 @@ uint32_t kv_hasher_block_size(const kv_hasher *h);
 void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c, uint32_t j,
                      kv_digest *out);
 
-/* Extend a chain: compute digests[from..to) given digests[0..from) (from may be 0). */
+/* Extend a chain: compute digests[from..to) given digests[0..from) (from may be 0).  With
+ * a memo, trace blocks of hash_ids content seen before (same parent digest and hash_id)
+ * are copied instead of hashed; the digests are the same either way. */
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to);
+
+/* A chain store: every row's shared-kind chain digests, kept across the replays of one
+ * trace (kvsim plan's probes), so each is hashed once per plan, not once per probe.
+ * Bound to the first hasher identity (seed digest) it serves; a hasher of another
+ * identity does not use it.  At most max_bytes of digests; rows beyond are recomputed. */
+typedef struct kv_chain_store kv_chain_store;
+kv_chain_store *kv_chain_store_create(size_t max_bytes); /* can't fail */
+void kv_chain_store_destroy(kv_chain_store *s);          /* NULL ok */
+/* h's chains go through s (NULL: none) from now on. */
+void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s);
+uint64_t kv_chain_store_bytes(const kv_chain_store *s);
+
+/* The chain memo (src/blockhash.c): at most max_bytes for entries of up to `per` digests
+ * (tb / b of the trace it will see); 0 turns it off (the default).  0 or -KV_ENOMEM (the
+ * memo is then off).  Its hit counts are for benchmarks. */
+int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per);
+void kv_hasher_memo_stats(const kv_hasher *h, uint64_t *hits, uint64_t *misses);
 
 /* Lowercase hex, 64 chars + NUL. */
 void kv_digest_hex(const kv_digest *d, char out[2 * KV_DIGEST_LEN + 1]);

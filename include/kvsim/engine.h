@@ -52,6 +52,10 @@ typedef struct kv_engine_config {
     kv_sched_config sched;
     kv_timing timing;
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
+    kv_hash_algo hash_algo; /* the block identity function (default SHA-256) */
+    kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */
+    bool hash_all_blocks;  /* reference mode (tests): no private blocks (DESIGN §9), every
+                              full block hashed and indexed; same outputs, slower */
     /* Observers (optional); ctx is passed back. */
     uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
     void (*on_sample)(void *ctx, const kv_sample *s);
@@ -108,6 +112,7 @@ void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out);
 const kv_pool *kv_engine_pool(const kv_engine *e);
 uint32_t kv_engine_num_running(const kv_engine *e);
 uint32_t kv_engine_num_waiting(const kv_engine *e);
+uint64_t kv_engine_steps(const kv_engine *e); /* steps executed so far */
 
 /* The full invariant walk (pool R9, sched, kvcache): 0 or -KV_EINVARIANT with a diag. */
 int kv_engine_check(const kv_engine *e, kv_diag *diag);

@@ -21,7 +21,8 @@
     X(ECAPACITY, "configuration leaves no usable blocks")                                          \
     X(ELIVELOCK, "the livelock guard fired")                                                       \
     X(EINVARIANT, "an invariant was violated")                                                     \
-    X(ENOPROG, "a program kvsim runs is not installed")
+    X(ENOPROG, "a program kvsim runs is not installed")                                            \
+    X(ENOTSUP, "not built into this kvsim")
 
 enum {
     KV_OK = 0,

@@ -39,7 +39,10 @@ typedef struct kv_prefix_stats {
 
 /* Can't fail (allocation aborts through kv_xmalloc). */
 int kv_cache_create(kv_cache **out, kv_pool *pool, kv_hasher *hasher);
-void kv_cache_destroy(kv_cache *c); /* NULL ok */
+void kv_cache_destroy(kv_cache *c); /* NULL ok; after every seq it served */
+/* Reference mode (tests): every full block hashed and indexed, private ones (DESIGN §9)
+ * included.  Same outputs, slower; set before the first request. */
+void kv_cache_hash_all(kv_cache *c, bool on);
 kv_pool *kv_cache_pool(const kv_cache *c);
 uint32_t kv_cache_block_size(const kv_cache *c);
 
@@ -47,7 +50,9 @@ uint32_t kv_cache_block_size(const kv_cache *c);
  * trace).  max_tokens: the most tokens it will ever hold (0 = unknown), which sizes the
  * table and the chain with one allocation each.  Can't fail. */
 kv_seq *kv_seq_create(const kv_content *c, uint32_t max_tokens);
-/* Drop the table and the chain.  The table must already be freed (length 0).  NULL ok. */
+/* Drop the table and the chain, and detach its private blocks from the pool (they stay
+ * cached until evicted).  The table must already be freed (length 0), the pool still
+ * alive.  NULL ok. */
 void kv_seq_destroy(kv_seq *s);
 uint32_t kv_seq_len(const kv_seq *s);             /* table entries */
 const kv_block_id *kv_seq_table(const kv_seq *s); /* len entries; valid until the next
@@ -84,7 +89,8 @@ const kv_prefix_stats *kv_cache_prefix_stats(const kv_cache *c);
 
 /* Invariant walk over the live tables seqs[0..n) (R9 with §5), O(Σ len + N):
  *   every entry is a usable block with refcount ≥ 1, no table holds a block twice;
- *   entries [0, num_cached) are hashed under the table's own chain digests;
+ *   entries [0, num_cached) are hashed under the table's own identities (chain digests,
+ *   then from the first private block on the seq's own private slots);
  *   entries past num_cached are unhashed and private (refcount 1);
  *   Σ refcounts over the pool = Σ table lengths.
  * 0, or -KV_EINVARIANT with the first violation in diag. */

@@ -18,7 +18,11 @@
  * exactly what `kvsim run` gets from the same options.  A budget between two multiples of
  * the block size gives the pool of the lower one, so budgets are searched in block steps.
  *
- * Memory: the trace (the caller's), one copy of its request array, one summary per probe.
+ * Digests.  The probes share one chain store (KV_PLAN_CHAIN_BYTES): a request's chain is
+ * hashed by the first probe that admits it and copied by every later one.
+ *
+ * Memory: the trace (the caller's), one copy of its request array, the chain store, one
+ * summary per probe.
  */
 #ifndef KVSIM_PLANNER_H
 #define KVSIM_PLANNER_H
@@ -103,7 +107,13 @@ typedef struct kv_plan {
     kv_setup_options setup_opts__;
     kv_sim_options sim_opts__;
     kv_setup setup__;
+    kv_chain_store *chains__; /* the probes' shared chain digests */
 } kv_plan;
+
+/* The chain store a plan's probes share (blockhash.h): digests hashed by one probe are
+ * copied by the next ones, up to this many bytes (Mooncake's conversation trace needs
+ * about 290 MB at block size 16). */
+#define KV_PLAN_CHAIN_BYTES ((size_t)512 << 20)
 
 /* Set up a plan from the options alone (before any file is read): resolve the setup
  * (for a pool search, one of 2 blocks, for the block size and bytes per block) and check

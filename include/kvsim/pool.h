@@ -4,7 +4,8 @@
  * (refcount > 0, off the free queue) or free (refcount 0, on the free queue); free blocks
  * that still carry a hash are "cached": hittable until popped for reuse (lazy eviction,
  * R4).  The hash index maps a digest to every block holding it in insertion order and
- * answers with the first inserted (R5).  All operations are O(1) except free of a table
+ * answers with the first inserted (R5); a private identity (one request's own, DESIGN §9)
+ * is recorded by its owner instead.  All operations are O(1) except free of a table
  * (O(table)) and kv_pool_check (O(N)).
  *
  * The pool does not know requests; kvcache owns block tables and calls these verbs.
@@ -44,6 +45,7 @@ uint32_t kv_pool_usable(const kv_pool *pool);          /* N − 1 */
 uint32_t kv_pool_num_free(const kv_pool *pool);        /* free-queue length, cached included (R3) */
 uint32_t kv_pool_num_cached_free(const kv_pool *pool); /* free blocks that still hold a hash */
 uint32_t kv_pool_num_used(const kv_pool *pool);  /* refcount > 0 blocks = (N−1) − num_free */
+uint64_t kv_pool_num_refs(const kv_pool *pool);  /* Σ refcounts, O(1): = Σ table lengths (R9) */
 uint64_t kv_pool_evictions(const kv_pool *pool); /* cached blocks popped for reuse (R4) */
 double kv_pool_usage(const kv_pool *pool);       /* 1 − num_free/(N−1) (R8) */
 bool kv_pool_caching(const kv_pool *pool);
@@ -54,16 +56,33 @@ bool kv_pool_is_hashed(const kv_pool *pool, kv_block_id b);
 /* R5: the first-inserted block holding d, or KV_NO_BLOCK.  No side effects. */
 kv_block_id kv_pool_lookup(const kv_pool *pool, const kv_digest *d);
 
+/* Start loading what a lookup or cache of d will touch (a hint; no effect on state). */
+void kv_pool_prefetch(const kv_pool *pool, const kv_digest *d);
+
 /* R6: take a reference on a hit; a block at refcount 0 leaves the free queue first. */
 void kv_pool_touch(kv_pool *pool, kv_block_id b);
 
 /* R4: pop the free-queue head, evicting its hash if it has one; refcount becomes 1.
  * Asserts num_free > 0: callers check capacity first (kvcache's need). */
 kv_block_id kv_pool_pop(kv_pool *pool);
+/* n pops into out[0..n), in order, with their cache misses overlapped.  n ≤ num_free. */
+void kv_pool_pop_n(kv_pool *pool, uint32_t n, kv_block_id *out);
 
 /* R5: give referenced, unhashed block b the hash d and append it to d's index entry
  * (alongside any existing holders: no deduplication). */
 void kv_pool_cache(kv_pool *pool, kv_block_id b, const kv_digest *d);
+/* kv_pool_cache of blocks[i] with digests[i], i = 0..n in order, misses overlapped. */
+void kv_pool_cache_n(kv_pool *pool, const kv_block_id *blocks, const kv_digest *digests,
+                     uint32_t n);
+
+/* Private identities (DESIGN §9): an identity unique to one request by construction
+ * needs no digest and no index.  Its owner records each holder as (b, tag) in insertion
+ * order and answers its own lookups with the first record that still holds (R5).
+ * kv_pool_cache_private gives referenced, unhashed block b a new private identity (b
+ * counts as hashed for R4 and R7) and returns its tag; the record holds while b keeps
+ * that identity, until b is evicted (R4). */
+uint32_t kv_pool_cache_private(kv_pool *pool, kv_block_id b);
+bool kv_pool_private_holds(const kv_pool *pool, kv_block_id b, uint32_t tag);
 
 /* R7: drop one reference from each of blocks[0..n), given in the order to free
  * (a request's table tail first).  Blocks reaching 0 are queued per the free order. */
@@ -73,7 +92,7 @@ void kv_pool_free(kv_pool *pool, const kv_block_id *blocks, size_t n);
  * For tests and debugging: O(num_free). */
 size_t kv_pool_queue(const kv_pool *pool, kv_block_id *out, size_t cap);
 
-/* The digest block b is indexed under, or NULL when it holds none. */
+/* The digest block b is indexed under, or NULL when it holds none (unhashed, private). */
 const kv_digest *kv_pool_digest(const kv_pool *pool, kv_block_id b);
 
 /* R9: full invariant walk (O(N)): refcount 0 ⇔ queued (null block excepted), queue length

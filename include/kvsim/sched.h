@@ -59,14 +59,14 @@ typedef struct kv_req {
     uint32_t step_new;      /* tokens scheduled in the current step, 0 outside one */
     uint32_t preemptions;
     uint32_t hit_tokens;        /* prefix hit at the first admission */
-    int64_t first_scheduled_ns; /* −1 until admitted */
-    int64_t first_token_ns;     /* −1 until the first token is sampled */
-    int64_t finish_ns;          /* −1 until finished */
     uint8_t status;             /* kv_req_status */
     uint8_t reject;             /* kv_reject_reason, when status is REJECTED */
     bool admitted;              /* admitted at least once */
     bool deferred_once;         /* held back by the watermark at least once */
-} kv_req;
+    int64_t first_scheduled_ns; /* −1 until admitted */
+    int64_t first_token_ns;     /* −1 until the first token is sampled */
+    int64_t finish_ns;          /* −1 until finished */
+} kv_req; /* 64 bytes, no padding (issue 9: memory per request) */
 
 static inline uint32_t kv_req_num_tokens(const kv_req *r)
 {

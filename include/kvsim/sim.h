@@ -25,6 +25,9 @@
 #include "kvsim/setup.h"
 #include "kvsim/trace.h"
 
+/* The chain memo a replay of a hash_ids trace gives its hasher (kv_hasher_memo). */
+#define KV_SIM_MEMO_BYTES ((size_t)16 << 20)
+
 typedef struct kv_sim_options {
     kv_trace_options trace;
     uint32_t shared_prefix; /* content-less prompts all begin with the same N tokens */
@@ -32,6 +35,9 @@ typedef struct kv_sim_options {
     bool prefix_caching;
     kv_free_order free_order;
     const char *time_model; /* kv_timing_parse's spec; default "roofline" */
+    kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
+    kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
+                               trace (kvsim plan's probes); NULL = none */
 } kv_sim_options;
 
 /* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
@@ -43,6 +49,12 @@ void kv_sim_options_init(kv_sim_options *o);
  * 0 or -KV_EINVAL with a diag (a bad time model). */
 int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
                          kv_diag *diag);
+
+/* The default timeseries interval for a trace of n requests: 1 below 40,000 requests,
+ * else ⌊n / 20,000⌋, so that timeseries.csv stays near 20,000 rows per step per request
+ * (a million requests: every 50th step, ~40 MB instead of ~2 GB).  Summary figures use
+ * every step whatever the interval. */
+uint32_t kv_sim_default_sample_every(size_t n_requests);
 
 typedef struct kv_progress {
     int64_t now_ns;

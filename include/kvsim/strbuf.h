@@ -28,6 +28,9 @@ void kv_buf_printf(kv_buf *b, const char *fmt, ...)
 void kv_buf_u64(kv_buf *b, uint64_t v);
 /* Integer nanoseconds ns ≥ 0 as seconds with 9 decimals: "12.000000500". */
 void kv_buf_ns(kv_buf *b, int64_t ns);
+/* v as "%.6f" prints it (exactly, by hand for 0 ≤ v < 2^53). */
+void kv_buf_f6(kv_buf *b, double v);
+void kv_buf_f9(kv_buf *b, double v); /* the same for "%.9f" */
 /* Empty it, keeping the storage. */
 void kv_buf_reset(kv_buf *b);
 /* Free the storage; b is empty again. */

@@ -29,7 +29,7 @@ static const cli_opt options[] = {
     {"out", 'o', "DIR", CLI_TEXT(run_cmd, out),
      "write the output files into DIR (created if missing)"},
     {"sample-every", 0, "N", CLI_ID(OPT_SAMPLE_EVERY),
-     "one timeseries.csv row every N steps (default 1)"},
+     "one timeseries.csv row every N steps (default: 1 for\ntraces below 40,000 requests, else requests / 20,000)"},
     {"json", 0, NULL, CLI_SET(run_cmd, json), "print summary.json instead of the human summary"},
     {"quiet", 'q', NULL, CLI_SET(run_cmd, quiet), "print nothing on success"},
     {"plot", 0, NULL, CLI_SET(run_cmd, plot),
@@ -55,7 +55,7 @@ static const cli_group group = {sections, handle, deps};
 static void init(void *state)
 {
     run_cmd *r = state;
-    r->sample_every = 1;
+    r->sample_every = 0; /* 0: the default for the trace's size */
     kv_sim_options_init(&r->so);
     kv_setup_options_init(&r->mo);
 }
@@ -160,7 +160,9 @@ static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_pat
     if (rc == CLI_OK && r->out && kv_out_open(&o.obs.out, r->out, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
     if (rc == CLI_OK) {
-        kv_sim_hooks hooks = {.sample_every = r->sample_every,
+        kv_sim_hooks hooks = {.sample_every = r->sample_every
+                                                  ? r->sample_every
+                                                  : kv_sim_default_sample_every(trace->n),
                               .on_sample = o.obs.out ? obs_sample : NULL,
                               .on_progress = obs_progress,
                               .ctx = &o.obs};

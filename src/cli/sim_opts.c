@@ -26,6 +26,7 @@ enum {
     OPT_FREE_ORDER,
     OPT_PREEMPT,
     OPT_TIME_MODEL,
+    OPT_HASH_ALGO,
 };
 
 #define SO kv_sim_options
@@ -70,6 +71,8 @@ static const cli_opt time_opts[] = {
      "seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
      "link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
      "linear:A,B,C (s, s/token, s/KV token read) or fixed:DT"},
+    {"hash-algo", 0, "A", CLI_ID(OPT_HASH_ALGO),
+     "block identity: sha256 (default) or xxh3-128 (faster;\nneeds a kvsim built with libxxhash)"},
     {0},
 };
 
@@ -122,6 +125,16 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         if (kv_preempt_parse(arg, &o->sched.preempt) != 0)
             return cli_error(CLI_USAGE, "--preempt: '%s' is not fcfs or priority", arg);
         return 0;
+    case OPT_HASH_ALGO: {
+        int rc = kv_hash_algo_parse(arg, &o->hash_algo);
+        if (rc == -KV_ENOTSUP)
+            return cli_error(CLI_USAGE, "--hash-algo: '%s' is not built into this kvsim (it "
+                                        "needs libxxhash at build time)",
+                             arg);
+        if (rc != 0)
+            return cli_error(CLI_USAGE, "--hash-algo: '%s' is not sha256 or xxh3-128", arg);
+        return 0;
+    }
     case OPT_TIME_MODEL: {
         kv_timing t;
         kv_diag d;
