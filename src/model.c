@@ -349,7 +349,7 @@ static const struct {
     {"PB", 1000000000000000ull},
 };
 
-#define SIZE_UNITS_HELP "B, KiB, MiB, GiB, TiB (x1024) or KB, MB, GB, TB (x1000)"
+#define SIZE_UNITS_HELP "B, KiB, MiB, GiB, TiB, PiB (x1024) or KB, MB, GB, TB, PB (x1000)"
 
 static int parse_size(const char *s, bool allow_zero, uint64_t *out, kv_diag *diag)
 {

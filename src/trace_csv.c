@@ -365,7 +365,7 @@ static int detect(kv__reader *r, const record *h)
         return kv__fail(r, -KV_EPARSE, h->line,
                         "cannot detect the trace format: expected a CSV header with "
                         "arrival,prompt_len (kvsim CSV), TIMESTAMP,ContextTokens (Azure) or "
-                        "num_prefill_tokens (length stats), or JSON Lines");
+                        "num_prefill_tokens (length stats), or JSON Lines; or force one with --format");
     r->format = azure ? KV_TRACE_AZURE : lengths ? KV_TRACE_LENGTHS : KV_TRACE_KVSIM_CSV;
     return 0;
 }

@@ -249,7 +249,7 @@ static int detect(kv__reader *r, uint64_t line, json_t *o)
         return kv__fail(r, -KV_EPARSE, line,
                         "cannot detect the trace format: expected JSON objects with 'arrival' "
                         "and 'prompt_len' (kvsim JSONL) or 'timestamp' and 'input_length' "
-                        "(Mooncake)");
+                        "(Mooncake); or force one with --format");
     r->format = kvsim ? KV_TRACE_KVSIM_JSONL : KV_TRACE_MOONCAKE;
     return 0;
 }

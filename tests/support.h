@@ -5,6 +5,29 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* KV_TEST_SANITIZED: 1 when this test binary is built with AddressSanitizer, as
+ * scripts/test's build-asan is (-Db_sanitize=address,undefined -Dinvariants=true).  Its
+ * kvsim walks the pool invariants after every engine step (DESIGN R9), O(num_blocks) per
+ * step, so a real trace at full size on a GPU-sized pool takes minutes there: heavy cases
+ * run at full size in the normal build and on a slice (KV_TEST_SLICE_ARGS) under ASan.
+ * Every rule is still tested in both builds; only the sizes differ. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KV_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KV_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef KV_TEST_SANITIZED
+#define KV_TEST_SANITIZED 0
+#endif
+
+/* The slice a heavy real-trace replay takes under ASan: its first KV_TEST_SLICE_ROWS rows
+ * in a pool of KV_TEST_SLICE_BLOCKS blocks (small enough to preempt and evict, so the
+ * invariant walks see a busy pool, cheap enough to walk after every step). */
+#define KV_TEST_SLICE_ROWS   "300"
+#define KV_TEST_SLICE_BLOCKS "3000"
+
 typedef struct run_result {
     int status; /* exit code, or 128 + signal */
     char *out;  /* stdout, NUL-terminated */

@@ -372,7 +372,8 @@ Test(cli_estimate, help_states_defaults)
                           "H200",
                           "L40S",
                           "MI300X",
-                          "KiB MiB GiB TiB (powers of 1024) or KB MB GB TB"};
+                          "KiB MiB GiB TiB PiB (powers of 1024) or",
+                          "KB MB GB TB PB (powers of 1000)"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(r.out, want[i]), "--help lacks '%s'", want[i]);
     run_result_free(&r);
@@ -397,7 +398,10 @@ ParameterizedTestParameters(cli_estimate, errors)
         {{"--kv-budget", "0GiB"}, 2, "--kv-budget: size '0GiB' must be at least 1 byte"},
         {{"--kv-budget", "-5GiB"}, 2, "--kv-budget: size '-5GiB' must not be negative"},
         {{"--kv-budget", "lots"}, 2, "--kv-budget: invalid size 'lots'"},
-        {{"--kv-budget", "24XB"}, 2, "--kv-budget: unknown unit 'XB' in size '24XB'"},
+        {{"--kv-budget", "24XB"},
+         2,
+         "--kv-budget: unknown unit 'XB' in size '24XB' (known: B, KiB, MiB, GiB, TiB, PiB "
+         "(x1024) or KB, MB, GB, TB, PB (x1000))"},
         {{"--kv-budget", "24G"}, 2, "--kv-budget: ambiguous unit 'G' in size '24G'"},
         {{"--kv-budget", "99999999999999999999"}, 2, "is too large"},
         {{"--reserve", "-1GiB"}, 2, "--reserve: size '-1GiB' must not be negative"},

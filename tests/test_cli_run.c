@@ -1,7 +1,7 @@
 /* kvsim run end to end: a golden summary on a bundled trace, byte-identical outputs,
  * every real trace, atomic outputs, and every error path (exit code + one-line message).
- * In sanitizer builds the real traces are cut with --limit: the debug engine walks the
- * pool invariants after every step (DESIGN R9), which is O(N) per step. */
+ * In sanitizer builds the real traces run on a slice (support.h KV_TEST_SANITIZED): the
+ * debug engine walks the pool invariants after every step (DESIGN R9), O(N) per step. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -10,17 +10,6 @@
 #include <string.h>
 
 #include "support.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 static char *dir;
 
@@ -268,9 +257,11 @@ static void replay_real(const char *file, const char *rate)
         args[n++] = "--rate";
         args[n++] = rate;
     }
-    if (SANITIZED) {
+    if (KV_TEST_SANITIZED) {
         args[n++] = "--limit";
-        args[n++] = "300";
+        args[n++] = KV_TEST_SLICE_ROWS;
+        args[n++] = "--num-blocks";
+        args[n++] = KV_TEST_SLICE_BLOCKS;
     }
     args[n] = NULL;
     run_result r = run_kvsimv(args);
@@ -288,32 +279,32 @@ static void replay_real(const char *file, const char *rate)
     run_result_free(&r);
 }
 
-Test(cli_run, real_mooncake_conversation, .timeout = 300)
+Test(cli_run, real_mooncake_conversation)
 {
     replay_real("traces/real/mooncake_fast25_conversation_trace.jsonl", NULL);
 }
 
-Test(cli_run, real_mooncake_synthetic, .timeout = 300)
+Test(cli_run, real_mooncake_synthetic)
 {
     replay_real("traces/real/mooncake_fast25_synthetic_trace.jsonl", NULL);
 }
 
-Test(cli_run, real_azure_code, .timeout = 300)
+Test(cli_run, real_azure_code)
 {
     replay_real("traces/real/azure_llm_inference_2023_code.csv", NULL);
 }
 
-Test(cli_run, real_azure_conv, .timeout = 300)
+Test(cli_run, real_azure_conv)
 {
     replay_real("traces/real/azure_llm_inference_2023_conv.csv", NULL);
 }
 
-Test(cli_run, real_sharegpt_lengths, .timeout = 300)
+Test(cli_run, real_sharegpt_lengths)
 {
     replay_real("traces/real/sharegpt_8k_filtered_stats_llama2_tokenizer.csv", "4");
 }
 
-Test(cli_run, real_arxiv_lengths, .timeout = 300)
+Test(cli_run, real_arxiv_lengths)
 {
     replay_real("traces/real/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", "2");
 }

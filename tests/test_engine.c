@@ -353,7 +353,7 @@ static void random_case(uint64_t seed)
     kv_run_result_release(&res);
 }
 
-Test(engine, randomized_replays_keep_every_invariant, .timeout = 300)
+Test(engine, randomized_replays_keep_every_invariant)
 {
     for (uint64_t seed = 1; seed <= 60; seed++)
         random_case(seed);

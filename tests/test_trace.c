@@ -829,7 +829,7 @@ Test(trace_err, undetectable_json)
     expect_err("err_undetect.jsonl", NULL, -KV_EPARSE,
                "err_undetect.jsonl:2: cannot detect the trace format: expected JSON objects "
                "with 'arrival' and 'prompt_len' (kvsim JSONL) or 'timestamp' and "
-               "'input_length' (Mooncake)");
+               "'input_length' (Mooncake); or force one with --format");
 }
 
 Test(trace_err, undetectable_csv)
@@ -837,7 +837,7 @@ Test(trace_err, undetectable_csv)
     expect_err("err_undetect.csv", NULL, -KV_EPARSE,
                "err_undetect.csv:1: cannot detect the trace format: expected a CSV header "
                "with arrival,prompt_len (kvsim CSV), TIMESTAMP,ContextTokens (Azure) or "
-               "num_prefill_tokens (length stats), or JSON Lines");
+               "num_prefill_tokens (length stats), or JSON Lines; or force one with --format");
 }
 
 Test(trace_err, json_array_file)

@@ -75,8 +75,8 @@ static const cli_opt options[] = {
 
 static const cli_section sections[] = {
     {"model, GPU and pool options", options,
-     "SIZE: bytes, or a number with a unit: KiB MiB GiB TiB (powers of 1024) or KB MB GB TB\n"
-     "(powers of 1000), e.g. 24GiB, 80GB, 1.5GiB.\n"},
+     "SIZE: bytes, or a number with a unit: KiB MiB GiB TiB PiB (powers of 1024) or\n"
+     "KB MB GB TB PB (powers of 1000), e.g. 24GiB, 80GB, 1.5GiB.\n"},
     {0},
 };
 
