@@ -28,7 +28,8 @@ RUN = re.compile(r"^\[RUN \] (\S+)", re.M)
 DONE = re.compile(r"^\[(PASS|FAIL|SKIP)\] (\S+): ", re.M)
 # Lines worth lifting out of a long log: assertion failures, crashes, Criterion timeouts,
 # sanitizer reports (ASan, LSan, UBSan).
-NOTABLE = re.compile(r"(\[FAIL\]|\[----\].*(Assertion|Timed out|crash|signal)|"
+# Criterion writes an assertion's location and message on "[----]" lines.
+NOTABLE = re.compile(r"(\[FAIL\]|^\[----\] (?!Criterion v)|"
                      r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: )")
 TAIL = 30
 

@@ -27,8 +27,9 @@
  *
  * KV dtype: bf16 unless torch_dtype is float16 (vLLM's "auto" KV dtype is the model dtype,
  * and it serves float32 checkpoints in 16 bits).  Weight bytes: 2, or from
- * quantization_config ("bits": 4 → 0.5; quant_method "fp8" → 1), an approximation that
- * ignores unquantised embeddings and scales.
+ * quantization_config (src/hfquant.c: "bits", fp8, bitsandbytes, compressed-tensors, …),
+ * an approximation that ignores unquantised embeddings and scales; a quantisation it
+ * cannot read leaves them 0 (unknown), which setup refuses without --weight-dtype.
  *
  * Out of scope: MLA (DeepSeek's kv_lora_rank), sliding-window and hybrid attention, whose
  * per-token KV is not 2·L·H_kv·d — such configs are read as plain full attention.
@@ -40,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hfconfig_internal.h"
 #include "kvsim/model.h"
 
 typedef struct reader {
@@ -199,16 +201,9 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
     if (!dtype)
         dtype = get_str(root, "torch_dtype");
     out->kv_dtype = dtype && strcmp(dtype, "float16") == 0 ? KV_DTYPE_FP16 : KV_DTYPE_BF16;
-    out->weight_bytes = 2.0;
-    const json_t *q = json_object_get(root, "quantization_config");
-    if (json_is_object(q)) {
-        const json_t *bits = json_object_get(q, "bits");
-        const char *method = get_str(q, "quant_method");
-        if (json_is_integer(bits) && json_integer_value(bits) > 0 && json_integer_value(bits) <= 16)
-            out->weight_bytes = (double)json_integer_value(bits) / 8.0;
-        else if (method && strcmp(method, "fp8") == 0)
-            out->weight_bytes = 1.0;
-    }
+    /* Unknown quantisation leaves weight_bytes 0 for kv_setup_resolve to refuse. */
+    kv__hf_weight_bytes(json_object_get(root, "quantization_config"), &out->weight_bytes,
+                        out->weight_quant, sizeof out->weight_quant);
 
     m.L = L, m.H = H, m.Hkv = Hkv, m.d = d, m.h = h, m.V = V;
     m.tied = get_bool(r->obj, "tie_word_embeddings", get_bool(root, "tie_word_embeddings", false));

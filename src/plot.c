@@ -304,7 +304,7 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
 
     kv__figlist figs;
     memset(&figs, 0, sizeof figs);
-    char note[2][sizeof rep->note / 2] = {"", ""};
+    char note[2][sizeof rep->note / 2 - 1] = {"", ""}; /* both and "; " fit rep->note */
     if (rc == 0 && (rep->kinds & KV_PLOT_RUN))
         rc = kv__plot_run_figs(dir, &figs, diag);
     if (rc == 0 && (rep->kinds & KV_PLOT_SWEEP))

@@ -202,6 +202,33 @@ void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
     kv_buf_putc(b, '\n');
 }
 
+/* ---- the stamp ---------------------------------------------------------------------- */
+
+#ifndef KVSIM_VERSION
+#define KVSIM_VERSION "unknown"
+#endif
+
+const char *kv_version(void)
+{
+    return KVSIM_VERSION;
+}
+
+json_t *kv_json_stamped(json_t *obj, const char *command)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "kvsim_version", json_string(kv_version()));
+    json_object_set_new(o, "command", command ? json_string(command) : json_null());
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) /* insertion order (jansson ≥ 2.8) */
+    {
+        if (strcmp(key, "kvsim_version") != 0 && strcmp(key, "command") != 0)
+            json_object_set(o, key, v);
+    }
+    json_decref(obj);
+    return o;
+}
+
 /* ---- perf.json ---------------------------------------------------------------------- */
 
 json_t *kv_report_perf_json(double wall, const kv_run_result *r)

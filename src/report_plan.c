@@ -75,7 +75,7 @@ json_t *kv_plan_json(const kv_plan *p)
     const kv_search_config *c = &p->search.cfg;
     kv_plan_binding b;
     kv_plan_get_binding(p, &b);
-    json_t *j = json_object();
+    json_t *j = kv_json_stamped(json_object(), p->command);
     json_object_set_new(j, "trace", json_string(p->trace_path));
     json_object_set_new(j, "requests", json_integer((json_int_t)p->n_requests));
     json_object_set_new(j, "over", json_string(kv_plan_over_name(p->over)));

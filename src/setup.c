@@ -49,6 +49,20 @@ static int resolve_model(const kv_setup_options *o, kv_setup *out, kv_diag *diag
         m->head_dim = o->head_dim;
     if (o->kv_dtype && kv_dtype_parse(o->kv_dtype, &m->kv_dtype) != 0)
         return kv_diag_set(diag, -KV_EINVAL, "{kv_dtype}: unknown dtype '%s'", o->kv_dtype);
+    kv_dtype wd;
+    if (o->weight_dtype) {
+        if (kv_dtype_parse(o->weight_dtype, &wd) != 0)
+            return kv_diag_set(diag, -KV_EINVAL, "{weight_dtype}: unknown dtype '%s'",
+                               o->weight_dtype);
+        m->weight_bytes = kv_dtype_bytes(wd);
+        m->weight_quant[0] = '\0';
+    } else if (m->weight_bytes <= 0) {
+        /* Never a silent 2 bytes per parameter for a quantised checkpoint. */
+        return kv_diag_set(diag, -KV_EPARSE,
+                           "%s: %s: bytes per weight unknown; give {weight_dtype} (bf16, fp16, "
+                           "fp8, int8 or int4)",
+                           o->model, m->weight_quant[0] ? m->weight_quant : "quantization_config");
+    }
     if (o->kv_scale_group) {
         if (m->kv_dtype == KV_DTYPE_FP16 || m->kv_dtype == KV_DTYPE_BF16)
             return kv_diag_set(diag, -KV_EINVAL,
@@ -104,6 +118,8 @@ int kv_setup_resolve(const kv_setup_options *o, kv_setup *out, kv_diag *diag)
         return kv_diag_set(diag, -KV_EINVAL,
                            o->kv_scale_group ? "{kv_scale_group} needs {kv_scale_bytes} too"
                                              : "{kv_scale_bytes} needs {kv_scale_group} too");
+    out->gpu_util = o->gpu_util;
+    out->reserve = o->reserve;
     if ((rc = resolve_model(o, out, diag)) != 0)
         return rc;
     if (kv_gpu_preset(o->gpu, &out->gpu, &d) != 0)

@@ -114,6 +114,15 @@ void kv_summary_from_run(kv_summary *s, const kv_run_result *r)
     double t = (double)r->sim_time_ns / 1e9;
     s->throughput.output_tok_per_s = t > 0 ? (double)sc->output_tokens / t : 0;
     s->throughput.requests_per_s = t > 0 ? (double)sc->finished / t : 0;
+    /* Every rank of the TP × PP group is a GPU the throughput costs. */
+    double gpus = (double)(s->config.tp ? s->config.tp : 1) * (double)(s->config.pp ? s->config.pp : 1);
+    s->throughput.output_tok_per_s_per_gpu = s->throughput.output_tok_per_s / gpus;
+    s->throughput.cost_per_million_output_tokens =
+        s->config.gpu_cost_per_hour > 0 && s->throughput.output_tok_per_s > 0
+            ? s->config.gpu_cost_per_hour * gpus / 3600.0 / s->throughput.output_tok_per_s * 1e6
+            : 0;
+    if (!s->kvsim_version)
+        s->kvsim_version = kv_xstrdup(kv_version());
     s->steps = st->steps;
     s->sim_time_s = t;
     s->livelock_guard_fired = r->stop == -KV_ELIVELOCK;
@@ -151,8 +160,14 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     c->seed = o->trace.seed;
     c->model = kv_xstrdup(setup->model.name);
     c->gpu = kv_xstrdup(setup->gpu.name);
+    c->gpu_util = setup->gpu_util;
+    c->reserve_bytes = setup->reserve;
     c->tp = setup->shard.tp;
     c->pp = setup->shard.pp;
+    c->weight_bytes = setup->model.weight_bytes;
+    c->layers = setup->model.num_layers;
+    c->kv_heads = setup->model.num_kv_heads;
+    c->head_dim = setup->model.head_dim;
     c->kv_dtype = kv_xstrdup(kv_dtype_name(setup->model.kv_dtype));
     c->bytes_per_token_rank = setup->shard.bytes_per_token_rank;
     c->block_size = setup->block_size;
@@ -170,6 +185,7 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     c->preempt = kv_xstrdup(kv_preempt_name(o->sched.preempt));
     kv_timing_describe(&ec->timing, buf, sizeof buf);
     c->time_model = kv_xstrdup(buf);
+    c->gpu_cost_per_hour = o->gpu_cost_per_hour;
     bool has_ids = false;
     for (size_t i = 0; i < t->n && !has_ids; i++)
         has_ids = t->reqs[i].content == KV_CONTENT_HASH_IDS;
@@ -182,13 +198,22 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     if (setup->shard.kv_replicated)
         add_note(c, "TP %u > %u KV heads: each rank holds a replicated KV head", setup->shard.tp,
                  setup->model.num_kv_heads);
+    /* As estimate says it: simulated anyway, per rank rounded up, never silently divided. */
+    if (setup->shard.kv_indivisible)
+        add_note(c,
+                 "%u KV heads do not split evenly over TP %u: %u per rank, rounded up (vLLM "
+                 "refuses this TP)",
+                 setup->model.num_kv_heads, setup->shard.tp, setup->shard.kv_heads_per_rank);
+    if (setup->model.num_layers % setup->shard.pp != 0)
+        add_note(c, "%u layers over PP %u: the largest stage holds %u", setup->model.num_layers,
+                 setup->shard.pp, setup->shard.layers_per_rank);
 }
 
 void kv_summary_release(kv_summary *s)
 {
     for (size_t i = 0; i < N_FIELDS; i++) {
         const kv_field *f = &fields[i];
-        if (f->type == KV_FIELD_STR)
+        if (f->type == KV_FIELD_STR || f->type == KV_FIELD_STRN)
             free(*AT(s, f, char *));
         else if (f->type == KV_FIELD_STRV) {
             char **v = *AT(s, f, char **);
@@ -223,6 +248,8 @@ static json_t *value_json(const kv_summary *s, const kv_field *f)
         return json_boolean(*CAT(s, f, bool));
     case KV_FIELD_STR:
         return json_string(*CAT(s, f, str_t) ? *CAT(s, f, str_t) : "");
+    case KV_FIELD_STRN:
+        return *CAT(s, f, str_t) ? json_string(*CAT(s, f, str_t)) : json_null();
     case KV_FIELD_STRV: {
         json_t *a = json_array();
         char *const *v = *CAT(s, f, strv_t);
@@ -304,6 +331,10 @@ static bool read_value(const json_t *v, kv_summary *s, const kv_field *f)
             return false;
         *AT(s, f, bool) = json_is_true(v);
         return true;
+    case KV_FIELD_STRN:
+        if (json_is_null(v))
+            return true;
+        /* fall through */
     case KV_FIELD_STR:
         if (!json_is_string(v))
             return false;
@@ -326,11 +357,36 @@ static bool read_value(const json_t *v, kv_summary *s, const kv_field *f)
     return false;
 }
 
+/* Fields a summary.json of kvsim 0.1.0 does not have: absent, they read as 0 / NULL. */
+static const char *const added_after_0_1[] = {
+    "config.gpu_util",
+    "config.reserve_bytes",
+    "config.weight_bytes",
+    "config.layers",
+    "config.kv_heads",
+    "config.head_dim",
+    "config.gpu_cost_per_hour",
+    "throughput.output_tok_per_s_per_gpu",
+    "throughput.cost_per_million_output_tokens",
+};
+
+static bool may_be_absent(const kv_field *f)
+{
+    if (f->type == KV_FIELD_STRN)
+        return true;
+    for (size_t i = 0; i < sizeof added_after_0_1 / sizeof added_after_0_1[0]; i++)
+        if (strcmp(f->path, added_after_0_1[i]) == 0)
+            return true;
+    return false;
+}
+
 int kv_summary_from_json(const json_t *j, const char *what, kv_summary *s, kv_diag *diag)
 {
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < N_FIELDS; i++) {
         const json_t *v = kv_json_at(j, fields[i].path);
+        if (!v && may_be_absent(&fields[i]))
+            continue;
         if (!v || !read_value(v, s, &fields[i])) {
             kv_summary_release(s);
             return kv_diag_set(diag, -KV_EPARSE, "'%s' is not a kvsim run summary: no '%s'", what,

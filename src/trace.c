@@ -361,8 +361,9 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
         return kv_diag_set(diag, -KV_EINVAL, "time scale must be a positive finite number, got %g",
                            scale);
 
+    bool is_stdin = strcmp(path, "-") == 0; /* TRACE "-": standard input, read once */
     kv__reader r = {
-        .path = path,
+        .path = is_stdin ? "<stdin>" : path,
         .diag = diag,
         .format = opt->format,
         .tb = opt->trace_block_size ? opt->trace_block_size : 512,
@@ -370,7 +371,7 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
         .rate = opt->rate,
         .seed = opt->seed,
     };
-    r.f = fopen(path, "rb");
+    r.f = is_stdin ? stdin : fopen(path, "rb");
     if (!r.f) {
         int e = errno;
         return kv_diag_set(diag, e == ENOENT ? -KV_ENOENT : -KV_EIO, "cannot open '%s': %s", path,
@@ -381,7 +382,8 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
     bool csv = opt->format == KV_TRACE_KVSIM_CSV || opt->format == KV_TRACE_AZURE ||
                opt->format == KV_TRACE_LENGTHS;
     int rc = open_and_read(&r, json, csv);
-    fclose(r.f);
+    if (!is_stdin)
+        fclose(r.f);
     free(r.buf);
     if (rc == 0 && r.format == KV_TRACE_AZURE)
         rc = azure_relative(&r);

@@ -75,19 +75,24 @@ static char **child_env(const char *const *env)
     return out;
 }
 
-static run_result spawn(const char *const *env, const char *const *args);
+static run_result spawn(const char *const *env, const char *in, const char *const *args);
 
 run_result run_kvsimv(const char *const *args)
 {
-    return spawn(NULL, args);
+    return spawn(NULL, NULL, args);
 }
 
 run_result run_kvsim_env(const char *const *env, const char *const *args)
 {
-    return spawn(env, args);
+    return spawn(env, NULL, args);
 }
 
-static run_result spawn(const char *const *env, const char *const *args)
+run_result run_kvsim_stdin(const char *in, const char *const *args)
+{
+    return spawn(NULL, in, args);
+}
+
+static run_result spawn(const char *const *env, const char *in, const char *const *args)
 {
     const char *bin = getenv("KVSIM_BIN");
     cr_assert(bin, "KVSIM_BIN not set (run the tests through meson test)");
@@ -105,6 +110,9 @@ static run_result spawn(const char *const *env, const char *const *args)
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
+        int fd = in ? open(in, O_RDONLY) : -1;
+        if (in && (fd < 0 || dup2(fd, 0) < 0))
+            _exit(126);
         dup2(out_pipe[1], 1);
         dup2(err_pipe[1], 2);
         close(out_pipe[0]);

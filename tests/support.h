@@ -25,8 +25,8 @@
 /* The slice a heavy real-trace replay takes under ASan: its first KV_TEST_SLICE_ROWS rows
  * in a pool of KV_TEST_SLICE_BLOCKS blocks (small enough to preempt and evict, so the
  * invariant walks see a busy pool, cheap enough to walk after every step). */
-#define KV_TEST_SLICE_ROWS   "300"
-#define KV_TEST_SLICE_BLOCKS "3000"
+#define KV_TEST_SLICE_ROWS   "150"
+#define KV_TEST_SLICE_BLOCKS "2000"
 
 typedef struct run_result {
     int status; /* exit code, or 128 + signal */
@@ -42,6 +42,8 @@ run_result run_kvsimv(const char *const *args);
 /* Same, with the environment changed for the child only: env is NULL-terminated, each
  * entry "NAME=value" (set or replace) or "NAME" (remove). */
 run_result run_kvsim_env(const char *const *env, const char *const *args);
+/* Same, with standard input read from the file `in`. */
+run_result run_kvsim_stdin(const char *in, const char *const *args);
 void run_result_free(run_result *r);
 
 /* kvsim's error contract: exit `status`, nothing on stdout, stderr exactly one line that

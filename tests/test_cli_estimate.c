@@ -387,7 +387,7 @@ Test(cli_estimate, help_states_defaults)
 typedef struct err_case {
     char args[10][48]; /* after "estimate"; "@rel" is a path under the source tree */
     int status;
-    char msg[128]; /* a substring of the single stderr line */
+    char msg[192]; /* a substring of the single stderr line */
 } err_case;
 
 ParameterizedTestParameters(cli_estimate, errors)
@@ -434,6 +434,13 @@ ParameterizedTestParameters(cli_estimate, errors)
          1,
          "no-mlp.json: weights unknown (the config has no vocab_size or intermediate_size); "
          "give --kv-budget or --num-blocks"},
+        {{"--model", "@tests/data/hf/quant/unknown_method.json"},
+         1,
+         "unknown_method.json: quantization_config quant_method 'hqq': bytes per weight "
+         "unknown; give --weight-dtype (bf16, fp16, fp8, int8 or int4)"},
+        {{"--weight-dtype", "fp9"},
+         2,
+         "--weight-dtype: unknown dtype 'fp9' (known: fp16, bf16, fp8, int8, int4)"},
         /* options */
         {{"--bogus"}, 2, "unknown option '--bogus' for 'kvsim estimate'"},
         {{"-x"}, 2, "unknown option '-x' for 'kvsim estimate'"},

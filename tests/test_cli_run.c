@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,21 @@ Test(cli_run, golden_tiny_shared)
     cr_assert(strstr(rq, ",40,8,0,0,"));
     cr_assert(strstr(rq, "\n9,3.000000000,"), "an integer id is printed as its number");
 
+    /* The stamp: the version `kvsim --version` prints and the command line as run. */
+    run_result v = run_kvsim("--version", NULL);
+    char want_cmd[1200];
+    snprintf(want_cmd, sizeof want_cmd, "kvsim run %s --time-model fixed:0.01 --out %s --quiet",
+             src_path("traces/tiny_shared.jsonl"), out);
+    const char *ver = json_string_value(json_object_get(s, "kvsim_version"));
+    cr_assert(ver && *ver, "summary.json has no kvsim_version");
+    cr_assert(strncmp(v.out, "kvsim ", 6) == 0 && strncmp(v.out + 6, ver, strlen(ver)) == 0 &&
+                  v.out[6 + strlen(ver)] == '\n',
+              "kvsim --version says '%s', summary.json '%s'", v.out, ver);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "command")), want_cmd);
+    run_result_free(&v);
+    json_object_del(s, "kvsim_version");
+    json_object_del(s, "command");
+
     /* The whole summary against the stored golden file (config.trace differs by path). */
     json_t *g = load_json(src_path("tests/data/golden/tiny_shared.summary.json"));
     json_object_del(json_object_get(s, "config"), "trace");
@@ -210,26 +226,33 @@ Test(cli_run, human_summary_names_every_figure)
 
 /* ---- determinism --------------------------------------------------------------- */
 
+/* The same command twice (same --out too: summary.json records the command line). */
 Test(cli_run, two_runs_byte_identical)
 {
     const char *files[] = {"summary.json", "timeseries.csv", "requests.csv"};
-    char *o1 = path_in(dir, "a"), *o2 = path_in(dir, "b");
+    char *o = path_in(dir, "a");
+    char *text[2][3];
+    size_t len[2][3];
     for (int k = 0; k < 2; k++) {
-        run_result r =
-            run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "150",
-                      "--num-blocks", "1500", "--out", k ? o2 : o1, "--quiet", NULL);
+        run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60",
+                                 "--num-blocks", "1500", "--out", o, "--quiet", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
         run_result_free(&r);
+        for (size_t i = 0; i < 3; i++) {
+            char *p = path_in(o, files[i]);
+            text[k][i] = read_file(p, &len[k][i]);
+            cr_assert(text[k][i], "%s missing", p);
+            free(p);
+        }
+        rm_rf(o);
     }
     for (size_t i = 0; i < 3; i++) {
-        size_t n1, n2;
-        char *a = read_file(at(o1, files[i]), &n1), *b = read_file(at(o2, files[i]), &n2);
-        cr_assert(a && b);
-        cr_assert_gt(n1, 100);
-        cr_assert(n1 == n2 && memcmp(a, b, n1) == 0, "%s differs between runs", files[i]);
-        free(a), free(b);
+        cr_assert_gt(len[0][i], 100);
+        cr_assert(len[0][i] == len[1][i] && memcmp(text[0][i], text[1][i], len[0][i]) == 0,
+                  "%s differs between runs", files[i]);
+        free(text[0][i]), free(text[1][i]);
     }
-    free(o1), free(o2);
+    free(o);
 }
 
 /* ---- every real trace ---------------------------------------------------------- */
@@ -517,4 +540,134 @@ Test(cli_run, trace_block_size_range_matches_gen)
     assert_error_line(&r, 2, "kvsim: error: ", "16777216");
     run_result_free(&r);
     free(t);
+}
+
+/* ---- TRACE '-', --out '-' ---------------------------------------------------------- */
+
+/* `kvsim run -` reads the trace from standard input: the same replay as the file. */
+Test(cli_run, dash_reads_the_trace_from_stdin)
+{
+    const char *tiny = src_path("traces/tiny.csv");
+    char file_out[600];
+    snprintf(file_out, sizeof file_out, "%s", tiny);
+    run_result a = run_kvsim("run", file_out, "--json", NULL);
+    const char *args[] = {"run", "-", "--json", NULL};
+    run_result b = run_kvsim_stdin(file_out, args);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert_eq(b.status, 0, "%s", b.err);
+    json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
+    cr_assert(ja && jb);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(jb, "config"), "trace")),
+                     "-");
+    /* Everything but the trace's name and the command line is the same. */
+    json_t *objs[2] = {ja, jb};
+    char *text[2];
+    for (int k = 0; k < 2; k++) {
+        json_object_del(json_object_get(objs[k], "config"), "trace");
+        json_object_del(objs[k], "command");
+        text[k] = json_dumps(objs[k], JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    }
+    cr_assert_str_eq(text[0], text[1]);
+    free(text[0]), free(text[1]);
+    json_decref(ja), json_decref(jb);
+    run_result_free(&a), run_result_free(&b);
+
+    /* A problem in the input names it <stdin>. */
+    char *bad = write_file(dir, "bad.csv", "arrival,prompt_len,output_len\n0,4,0\n");
+    run_result c = run_kvsim_stdin(bad, args);
+    assert_error_line(&c, 1,
+                      "kvsim: error: <stdin>:2: 'output_len' must be a positive integer, got "
+                      "'0'\n",
+                      NULL);
+    run_result_free(&c);
+    free(bad);
+}
+
+Test(cli_run, out_dash_is_refused)
+{
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--out", "-", NULL);
+    assert_error_line(&r, 2,
+                      "kvsim: error: --out -: a run writes four files into a directory, not to "
+                      "standard output (--json prints summary.json there; --out ./- names a "
+                      "directory '-')\n",
+                      NULL);
+    cr_assert(!file_exists("-"), "no directory '-' was created");
+    run_result_free(&r);
+    r = run_kvsim("sweep", "-", "--out", dir, NULL);
+    assert_error_line(&r, 2,
+                      "kvsim: error: kvsim sweep reads TRACE once per configuration, so it "
+                      "cannot be '-' (standard input): save it to a file first\n",
+                      NULL);
+    run_result_free(&r);
+}
+
+/* ---- model honesty and cost --------------------------------------------------------- */
+
+/* TP 3 over 8 KV heads runs (heads rounded up per rank) and says so, as estimate does. */
+Test(cli_run, tp_that_does_not_divide_the_kv_heads_is_a_note)
+{
+    const char *note = "8 KV heads do not split evenly over TP 3: 3 per rank, rounded up (vLLM "
+                       "refuses this TP)";
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", "--json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    const json_t *notes = json_object_get(json_object_get(j, "config"), "notes");
+    cr_assert_eq(json_array_size(notes), 1);
+    cr_assert_str_eq(json_string_value(json_array_get(notes, 0)), note);
+    json_decref(j);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", NULL);
+    char line[256];
+    snprintf(line, sizeof line, "\n  note        %s\n", note);
+    cr_assert(strstr(r.out, line), "%s", r.out);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "2", "--pp", "3", "--json", NULL);
+    j = json_loads(r.out, 0, NULL);
+    notes = json_object_get(json_object_get(j, "config"), "notes");
+    cr_assert_eq(json_array_size(notes), 1, "TP 2 divides 8 heads; PP 3 does not divide 32 layers");
+    cr_assert_str_eq(json_string_value(json_array_get(notes, 0)),
+                     "32 layers over PP 3: the largest stage holds 11");
+    json_decref(j);
+    run_result_free(&r);
+}
+
+Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
+{
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "2", "--pp", "2",
+                             "--gpu-cost-per-hour", "3.6", "--json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    double tok = jnum(j, "throughput", "output_tok_per_s");
+    cr_assert_gt(tok, 0);
+    /* (JSON carries 15 significant digits.) */
+    cr_assert(fabs(jnum(j, "throughput", "output_tok_per_s_per_gpu") / (tok / 4) - 1) < 1e-13);
+    /* 4 GPUs at 3.6 per hour = 0.004 per second: 0.004 / tok per token. */
+    double want = 3.6 * 4 / 3600 / tok * 1e6;
+    cr_assert(fabs(jnum(j, "throughput", "cost_per_million_output_tokens") / want - 1) < 1e-12);
+    cr_assert_eq(jnum(j, "config", "gpu_cost_per_hour"), 3.6);
+    json_decref(j);
+    run_result_free(&r);
+    /* Without a cost: null, and the human summary gives the per-GPU figure only. */
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--json", NULL);
+    j = json_loads(r.out, 0, NULL);
+    cr_assert(json_is_null(json_object_get(json_object_get(j, "throughput"),
+                                           "cost_per_million_output_tokens")));
+    cr_assert(json_is_null(json_object_get(json_object_get(j, "config"), "gpu_cost_per_hour")));
+    json_decref(j);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", "2", NULL);
+    cr_assert(strstr(r.out, "\n  per GPU     199.3 output tokens/s (1 GPU: TP1 x PP1); "),
+              "%s", r.out);
+    cr_assert(strstr(r.out, " per million output tokens at 2 per GPU-hour\n"), "%s", r.out);
+    run_result_free(&r);
+    const char *bad[][2] = {{"0", "'0' must be greater than 0"},
+                            {"-1", "'-1' must be greater than 0"},
+                            {"cheap", "'cheap' is not a number"}};
+    for (size_t i = 0; i < 3; i++) {
+        r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", bad[i][0], NULL);
+        char want_err[160];
+        snprintf(want_err, sizeof want_err, "kvsim: error: --gpu-cost-per-hour: %s\n", bad[i][1]);
+        assert_error_line(&r, 2, want_err, NULL);
+        run_result_free(&r);
+    }
 }

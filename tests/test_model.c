@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kvsim/model.h"
+#include "kvsim/setup.h"
 #include "support.h"
 
 #define KIB (1ull << 10)
@@ -705,6 +706,72 @@ Test(model, hf_llama3_8b)
     cr_assert_eq(m.weight_bytes, 2.0);
     cr_assert_eq(m.num_params, 8030261248ull);
     cr_assert_eq(kv_model_bytes_per_token(&m), 131072.0);
+}
+
+/* quantization_config → bytes per weight (src/hfquant.c), on Llama-3-8B's geometry; 0 is
+ * "unknown", with what could not be read. */
+typedef struct quant_case {
+    char file[48];
+    double bytes;
+    char why[96];
+} quant_case;
+
+ParameterizedTestParameters(model, hf_quantisation_sets_weight_bytes)
+{
+    static quant_case cases[] = {
+        {"fbgemm_fp8", 1.0, ""},
+        {"compressed_tensors_fp8", 1.0, ""},
+        {"compressed_tensors_w4a16", 0.5, ""},
+        {"bitsandbytes_4bit", 0.5, ""},
+        {"bitsandbytes_8bit", 1.0, ""},
+        {"gptq_4bit", 0.5, ""},
+        {"compressed_tensors_mixed", 0,
+         "quantization_config 'compressed-tensors' whose config groups have different weight "
+         "bits"},
+        {"unknown_method", 0, "quantization_config quant_method 'hqq'"},
+    };
+    return cr_make_param_array(quant_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(quant_case *c, model, hf_quantisation_sets_weight_bytes)
+{
+    char rel[96];
+    snprintf(rel, sizeof rel, "tests/data/hf/quant/%s.json", c->file);
+    kv_model m;
+    kv_diag d;
+    cr_assert_eq(load(rel, &m, &d), 0, "%s", d.msg);
+    cr_assert_eq(m.weight_bytes, c->bytes, "%s: %g bytes per weight", c->file, m.weight_bytes);
+    cr_assert_str_eq(m.weight_quant, c->why);
+    cr_assert_eq(m.num_params, 8030261248ull);
+}
+
+/* An unknown quantisation is refused, never counted at 2 bytes; --weight-dtype decides. */
+Test(model, setup_refuses_unknown_weights_unless_the_dtype_is_given)
+{
+    kv_setup_options o;
+    kv_setup s;
+    kv_diag d;
+    kv_setup_options_init(&o);
+    char path[600];
+    snprintf(path, sizeof path, "%s", src_path("tests/data/hf/quant/unknown_method.json"));
+    o.model = path;
+    cr_assert_eq(kv_setup_resolve(&o, &s, &d), -KV_EPARSE);
+    cr_assert(strstr(d.msg, "unknown_method.json: quantization_config quant_method 'hqq': bytes "
+                            "per weight unknown; give {weight_dtype} (bf16, fp16, fp8, int8 or "
+                            "int4)"),
+              "%s", d.msg);
+    o.weight_dtype = "int4";
+    cr_assert_eq(kv_setup_resolve(&o, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.model.weight_bytes, 0.5);
+    cr_assert_eq(s.shard.weight_bytes_rank, 8030261248ull / 2);
+    /* A preset's 2 bytes are overridden the same way; a bad name is a usage error. */
+    o.model = "llama-3-8b";
+    o.weight_dtype = "fp8";
+    cr_assert_eq(kv_setup_resolve(&o, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.shard.weight_bytes_rank, 8030261248ull);
+    o.weight_dtype = "fp9";
+    cr_assert_eq(kv_setup_resolve(&o, &s, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{weight_dtype}: unknown dtype 'fp9'");
 }
 
 Test(model, hf_qwen_biases_and_tied_embeddings)

@@ -516,7 +516,7 @@ Test(plot, plan_plot_draws_the_curve)
 {
     char *dir = make_temp_dir();
     run_result r = run_kvsim("plan", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2",
-                             "--limit", "150", "--num-blocks", "2000", "--slo", "ttft_p99=2s",
+                             "--limit", "60", "--num-blocks", "600", "--slo", "ttft_p99=2s",
                              "--time-model", "linear:0.002,0.00002,0.00000001", "--out", dir,
                              "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);

@@ -120,7 +120,9 @@ Test(summary, the_first_key_order_is_summary_json_order)
 {
     size_t n;
     const kv_field *f = kv_summary_fields(&n);
-    cr_assert_str_eq(f[0].path, "config.trace");
+    cr_assert_str_eq(f[0].path, "kvsim_version");
+    cr_assert_str_eq(f[1].path, "command");
+    cr_assert_str_eq(f[2].path, "config.trace");
     cr_assert_str_eq(f[n - 1].path, "livelock_guard_fired");
     cr_assert_not_null(kv_summary_field("latency_s.tpot.p95"));
     cr_assert_null(kv_summary_field("latency_s.tpot.p42"));
@@ -138,6 +140,36 @@ Test(summary, missing_or_ill_typed_fields_are_named)
     json_object_set_new(json_object_get(j, "blocks"), "peak_logical", json_string("9"));
     cr_assert_eq(kv_summary_from_json(j, "s.json", &b, &d), -KV_EPARSE, "a string is no count");
     cr_assert_str_eq(d.msg, "'s.json' is not a kvsim run summary: no 'blocks.peak_logical'");
+    json_decref(j);
+    kv_summary_release(&a);
+}
+
+/* A summary.json of kvsim 0.1.0 has no stamp, per-GPU, cost or extra config echo: it
+ * still reads (merge and plot take old run directories), those fields 0 / NULL. */
+Test(summary, a_0_1_summary_without_the_later_fields_reads)
+{
+    kv_summary a, b;
+    kv_diag d;
+    fill(&a);
+    json_t *j = kv_summary_to_json(&a);
+    json_object_del(j, "kvsim_version");
+    json_object_del(j, "command");
+    const char *config[] = {"gpu_util", "reserve_bytes", "weight_bytes", "layers", "kv_heads",
+                            "head_dim", "gpu_cost_per_hour"};
+    for (size_t i = 0; i < sizeof config / sizeof config[0]; i++)
+        cr_assert_eq(json_object_del(json_object_get(j, "config"), config[i]), 0, "%s", config[i]);
+    json_object_del(json_object_get(j, "throughput"), "output_tok_per_s_per_gpu");
+    json_object_del(json_object_get(j, "throughput"), "cost_per_million_output_tokens");
+    cr_assert_eq(kv_summary_from_json(j, "old.json", &b, &d), 0, "%s", d.msg);
+    cr_assert_null(b.kvsim_version);
+    cr_assert_null(b.command);
+    cr_assert_eq(b.config.layers, 0);
+    cr_assert_eq(b.throughput.output_tok_per_s_per_gpu, 0);
+    cr_assert_eq(b.throughput.output_tok_per_s, a.throughput.output_tok_per_s);
+    /* Other fields stay required. */
+    json_object_del(json_object_get(j, "throughput"), "requests_per_s");
+    cr_assert_eq(kv_summary_from_json(j, "old.json", &b, &d), -KV_EPARSE);
+    cr_assert_str_eq(d.msg, "'old.json' is not a kvsim run summary: no 'throughput.requests_per_s'");
     json_decref(j);
     kv_summary_release(&a);
 }

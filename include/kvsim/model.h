@@ -43,7 +43,12 @@ typedef struct kv_model {
     uint64_t active_params;  /* parameters touched per token (≠ num_params for MoE) */
     kv_dtype kv_dtype;       /* KV cache element type (default: the model's, bf16) */
     double weight_bytes;     /* bytes per weight element, 2 for bf16; 1 for fp8/int8 checkpoints
-                                (their GEMMs run at the GPU's FP8 peak where it has one) */
+                                (their GEMMs run at the GPU's FP8 peak where it has one);
+                                0 = unknown: a config.json quantisation kvsim does not read
+                                (weight_quant says which), refused unless the weight dtype
+                                is given (kv_setup_options.weight_dtype) */
+    char weight_quant[128];   /* when weight_bytes is 0: the quantization_config that could
+                                not be read, e.g. "quant_method 'gguf'"; else "" */
     bool tied_embeddings;    /* the LM head is the input embedding matrix (tie_word_embeddings);
                                 false for every preset */
     uint32_t kv_scale_group; /* G: elements per quantisation scale; 0 = no scales */

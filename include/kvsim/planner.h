@@ -91,6 +91,8 @@ typedef struct kv_plan {
     size_t cap_probes;
     kv_search_result result;
     const char *trace_path;
+    const char *command; /* the command line that ran the plan, for plan.json's stamp; set
+                            by the caller, NULL: not recorded */
     size_t n_requests;
     double base_time_scale; /* the options' --time-scale (load 1 replays with it) */
     double base_rate;       /* offered rate at load 1, req/s (NAN: all at once) */

@@ -22,6 +22,14 @@
  * with 15 significant digits (exact to the nanosecond for times below 10^6 s). */
 #define KV_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
+/* The version of kvsim (meson's project version, "0.1.0"), stamped into every JSON
+ * output as "kvsim_version". */
+const char *kv_version(void);
+/* obj (a JSON object, whose reference this takes) with "kvsim_version" and "command" (the
+ * command line that made it; NULL: JSON null) first and obj's own keys after them, in
+ * their order.  For the JSON outputs built outside the summary schema: plan.json,
+ * perf.json, `kvsim estimate --json`. */
+json_t *kv_json_stamped(json_t *obj, const char *command);
 /* The value at a dotted path ("blocks.peak_physical") of a JSON object such as
  * summary.json; NULL when a key is missing or a step is not an object. */
 const json_t *kv_json_at(const json_t *root, const char *path);

@@ -33,6 +33,8 @@ typedef struct kv_setup_options {
     uint64_t kv_budget;                      /* 0 = derive (not with num_blocks) */
     uint32_t layers, kv_heads, head_dim;     /* 0 = no override */
     uint32_t kv_scale_group, kv_scale_bytes; /* both or neither */
+    const char *weight_dtype;                /* NULL = the model's (config.json's
+                                                quantization_config, 2 bytes otherwise) */
 } kv_setup_options;
 
 typedef struct kv_setup {
@@ -44,6 +46,8 @@ typedef struct kv_setup {
     const char *budget_source; /* "gpu", "kv-budget" or "num-blocks" */
     const char *model_path;    /* the config.json read (the model option), or NULL for a
                                   preset */
+    double gpu_util;           /* the options' gpu_util and reserve, echoed in summaries */
+    uint64_t reserve;
 } kv_setup;
 
 void kv_setup_options_init(kv_setup_options *o);

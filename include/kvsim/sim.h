@@ -38,6 +38,8 @@ typedef struct kv_sim_options {
     kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
     kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
                                trace (kvsim plan's probes); NULL = none */
+    double gpu_cost_per_hour; /* cost of one GPU-hour, for the summary's cost per million
+                                 output tokens; 0 = none (the default) */
 } kv_sim_options;
 
 /* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,

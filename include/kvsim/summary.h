@@ -33,7 +33,11 @@ typedef struct kv_summary_config {
     uint64_t seed;
     char *model;
     char *gpu;
+    double gpu_util;        /* the fraction of GPU memory the pool was sized from */
+    uint64_t reserve_bytes; /* memory held back besides weights (--reserve) */
     uint64_t tp, pp;
+    double weight_bytes; /* bytes per parameter in effect (--weight-dtype or the model's) */
+    uint64_t layers, kv_heads, head_dim; /* the KV geometry in effect (overrides applied) */
     char *kv_dtype;
     double bytes_per_token_rank;
     uint64_t block_size;
@@ -50,11 +54,16 @@ typedef struct kv_summary_config {
     char *free_order;
     char *preempt;
     char *time_model;
+    double gpu_cost_per_hour; /* --gpu-cost-per-hour; ≤ 0 = not given (null) */
     char **notes; /* n_notes strings */
     size_t n_notes;
 } kv_summary_config;
 
 typedef struct kv_summary {
+    char *kvsim_version; /* the kvsim that wrote it (kv_version()); NULL: an older file */
+    char *command;       /* the command line that ran it, shell-quoted, the program written
+                            "kvsim"; NULL (null): not recorded (a library caller, an older
+                            file) */
     kv_summary_config config;
     struct {
         uint64_t total, finished, rejected, unfinished;
@@ -82,6 +91,10 @@ typedef struct kv_summary {
     } latency_s;
     struct {
         double output_tok_per_s, requests_per_s;
+        double output_tok_per_s_per_gpu;       /* output_tok_per_s / (TP · PP) */
+        double cost_per_million_output_tokens; /* gpu_cost_per_hour · TP · PP / 3600 /
+                                                  output_tok_per_s · 1e6; ≤ 0 = no cost
+                                                  given or no output (null) */
     } throughput;
     uint64_t steps;
     double sim_time_s;
@@ -96,6 +109,7 @@ typedef enum kv_field_type {
     KV_FIELD_BOOL,
     KV_FIELD_STR,  /* char *, owned */
     KV_FIELD_STRV, /* char **, owned, with a size_t count right after it */
+    KV_FIELD_STRN, /* char *, owned; NULL is JSON null, and an absent key reads as NULL */
 } kv_field_type;
 
 /* The schema: type, and the member of kv_summary whose designator is the JSON path. */
@@ -108,6 +122,8 @@ typedef enum kv_field_type {
     X(F64, latency_s.d.mean)
 
 #define KV_SUMMARY_SCHEMA(X)                                                                       \
+    X(STRN, kvsim_version)                                                                         \
+    X(STRN, command)                                                                               \
     X(STR, config.trace)                                                                           \
     X(STR, config.format)                                                                          \
     X(U64, config.trace_block_size)                                                                \
@@ -118,8 +134,14 @@ typedef enum kv_field_type {
     X(U64, config.seed)                                                                            \
     X(STR, config.model)                                                                           \
     X(STR, config.gpu)                                                                             \
+    X(F64, config.gpu_util)                                                                        \
+    X(U64, config.reserve_bytes)                                                                   \
     X(U64, config.tp)                                                                              \
     X(U64, config.pp)                                                                              \
+    X(F64, config.weight_bytes)                                                                    \
+    X(U64, config.layers)                                                                          \
+    X(U64, config.kv_heads)                                                                        \
+    X(U64, config.head_dim)                                                                        \
     X(STR, config.kv_dtype)                                                                        \
     X(F64, config.bytes_per_token_rank)                                                            \
     X(U64, config.block_size)                                                                      \
@@ -136,6 +158,7 @@ typedef enum kv_field_type {
     X(STR, config.free_order)                                                                      \
     X(STR, config.preempt)                                                                         \
     X(STR, config.time_model)                                                                      \
+    X(F64P, config.gpu_cost_per_hour)                                                              \
     X(STRV, config.notes)                                                                          \
     X(U64, requests.total)                                                                         \
     X(U64, requests.finished)                                                                      \
@@ -169,6 +192,8 @@ typedef enum kv_field_type {
     KV_SUMMARY_DIST(X, queue)                                                                      \
     X(F64, throughput.output_tok_per_s)                                                            \
     X(F64, throughput.requests_per_s)                                                              \
+    X(F64, throughput.output_tok_per_s_per_gpu)                                                    \
+    X(F64P, throughput.cost_per_million_output_tokens)                                             \
     X(U64, steps)                                                                                  \
     X(F64, sim_time_s)                                                                             \
     X(BOOL, livelock_guard_fired)
@@ -187,7 +212,8 @@ const kv_field *kv_summary_field(const char *path);
  * field or a null optional. */
 double kv_summary_number(const kv_summary *s, const kv_field *f);
 
-/* Fill everything but the config from a run (s->config untouched). */
+/* Fill everything but the config from a run (s->config untouched; its tp, pp and
+ * gpu_cost_per_hour, set by kv_summary_set_config first, give the per-GPU figures). */
 void kv_summary_from_run(kv_summary *s, const kv_run_result *r);
 /* The config echo of a replay configured by o on setup, over trace t, with engine config
  * c (for the time model's canonical text). */
@@ -201,7 +227,9 @@ json_t *kv_summary_to_json(const kv_summary *s);
 /* Its "config" object alone (new reference). */
 json_t *kv_summary_config_json(const kv_summary *s);
 /* Parse a summary.json object: 0, or -KV_EPARSE with diag "'<what>' is not a kvsim run
- * summary: no '<path>'" for the first missing or ill-typed field.  On error *s is empty. */
+ * summary: no '<path>'" for the first missing or ill-typed field.  Fields added after
+ * kvsim 0.1.0 (the stamp, the per-GPU and cost figures, the extra config echo) may be
+ * absent: an older file reads with them 0 / NULL.  On error *s is empty. */
 int kv_summary_from_json(const json_t *j, const char *what, kv_summary *s, kv_diag *diag);
 
 #endif

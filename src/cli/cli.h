@@ -173,6 +173,13 @@ extern const cli_group cli_model_group;
  * CLI_RUNTIME (an input that does not work). */
 int cli_model_resolve(const kv_setup_options *o, kv_setup *out);
 
+/* ---- the command line, for the JSON outputs' "command" stamp -------------------------
+ * main records argv once; cli_command_line is "kvsim" and every argument after argv[0],
+ * each shell-quoted where it needs it (so the line can be pasted into a shell), or NULL
+ * before cli_set_command_line. */
+void cli_set_command_line(int argc, char **argv);
+const char *cli_command_line(void);
+
 /* ---- the commands (cmd_*.c), in `kvsim --help` order ----------------------------------- */
 extern const cli_cmd cli_cmd_estimate, cli_cmd_gen, cli_cmd_run, cli_cmd_sweep, cli_cmd_merge,
     cli_cmd_plan, cli_cmd_plot, cli_cmd_hash;

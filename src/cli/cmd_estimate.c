@@ -238,7 +238,7 @@ static int exec(void *state, int argc, char **argv)
     if ((rc = kv_estimate_compute(&s, &c->e, &e, &d)) != 0)
         return cli_diag(cli_code(rc), &d);
     if (c->json) {
-        json_t *j = kv_estimate_json(&s, &c->mo, &e);
+        json_t *j = kv_json_stamped(kv_estimate_json(&s, &c->mo, &e), cli_command_line());
         if (json_dumpf(j, stdout, KV_JSON_FLAGS) != 0 || fputc('\n', stdout) == EOF)
             rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
         json_decref(j);

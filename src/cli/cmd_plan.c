@@ -217,6 +217,7 @@ static int plan_search(kv_plan *p, kv_plan_config *pc, const plan_args *a, const
         return cli_diag(cli_code(rc), &d);
     if ((rc = parse_bounds(pc, a, p->block_bytes)) != CLI_OK)
         return rc;
+    p->command = cli_command_line();
     p->cfg__ = *pc;
     kv_trace_options raw = so->trace;
     raw.time_scale = 1.0; /* each probe applies its own scale (planner.h) */
@@ -239,7 +240,7 @@ static int plan_output(const kv_plan *p, const plan_args *a)
         rc = cli_diag(CLI_RUNTIME, &d);
     if (rc == CLI_OK && !a->quiet) {
         if (a->json) {
-            json_t *j = kv_plan_json(p);
+            json_t *j = kv_plan_json(p); /* p->command: set by run_plan */
             json_dumpf(j, stdout, KV_JSON_FLAGS);
             fputc('\n', stdout);
             json_decref(j);

@@ -122,7 +122,8 @@ static int report(const run_cmd *r, run_out *o, double t0)
     kv_diag d;
     int rc = CLI_OK;
     if (o->obs.out) {
-        json_t *perf = kv_report_perf_json(wall_now() - t0, &o->res);
+        json_t *perf =
+            kv_json_stamped(kv_report_perf_json(wall_now() - t0, &o->res), cli_command_line());
         if (kv_out_commit(o->obs.out, o->sj, perf, &o->res, &d) != 0)
             rc = cli_diag(CLI_RUNTIME, &d);
         json_decref(perf);
@@ -186,6 +187,11 @@ static int exec(void *state, int argc, char **argv)
     const run_cmd *r = state;
     kv_setup setup;
     kv_engine_config check;
+    if (r->out && strcmp(r->out, "-") == 0)
+        return cli_error(CLI_USAGE,
+                         "--out -: a run writes four files into a directory, not to standard "
+                         "output (--json prints summary.json there; --out ./- names a directory "
+                         "'-')");
     int rc = cli_model_resolve(&r->mo, &setup);
     if (rc == CLI_OK) /* option errors before any file is read */
         rc = cli_engine_config(&r->so, &setup, &check);
@@ -195,11 +201,12 @@ static int exec(void *state, int argc, char **argv)
 const cli_cmd cli_cmd_run = {
     .name = "run",
     .summary = "replay a trace: blocks, admissions, preemptions, prefix hits, latency",
-    .synopsis = "TRACE [options]",
+    .synopsis = "TRACE|- [options]",
     .description =
         "Replay a request trace through a vLLM-v1-style paged KV block pool and scheduler.\n"
         "Prints a summary; with --out DIR also writes summary.json, perf.json,\n"
-        "timeseries.csv and requests.csv there (each atomically).\n",
+        "timeseries.csv and requests.csv there (each atomically).  TRACE '-' reads the\n"
+        "trace from standard input (messages call it <stdin>).\n",
     .uses = {{&group, 0},
              {&cli_sim_group, offsetof(run_cmd, so)},
              {&cli_model_group, offsetof(run_cmd, mo)}},

@@ -552,6 +552,9 @@ static int exec(void *state, int argc, char **argv)
 {
     sweep *s = state;
     s->trace = argv[argc - 1];
+    if (strcmp(s->trace, "-") == 0)
+        return cli_error(CLI_USAGE, "kvsim sweep reads TRACE once per configuration, so it "
+                                    "cannot be '-' (standard input): save it to a file first");
     size_t n_cfg = 0;
     int rc = plan_configs(s, &n_cfg);
     kv_afile jobs = {0};

@@ -32,6 +32,7 @@
 #include "cli/cli.h"
 #include "kvsim/mem.h"
 #include "kvsim/strbuf.h"
+#include "kvsim/text.h"
 
 enum { MAX_OPTS = 128 }; /* options of one command, all groups */
 
@@ -460,6 +461,26 @@ bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t wn)
     if ((cmd->args.min > 0 && !cmd->args.missing) || (cmd->args.max >= 0 && !cmd->args.extra))
         return fail(why, wn, "%s: a positional count without its message", cmd->name);
     return check_rules(cmd, e, n, why, wn);
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+/* The process's command line (one per process, like `current`). */
+static kv_buf command_line;
+
+void cli_set_command_line(int argc, char **argv)
+{
+    kv_buf_reset(&command_line);
+    kv_buf_puts(&command_line, "kvsim"); /* argv[0] is wherever this binary lies */
+    for (int i = 1; i < argc; i++) {
+        kv_buf_putc(&command_line, ' ');
+        kv_shell_word(&command_line, argv[i]);
+    }
+}
+
+const char *cli_command_line(void)
+{
+    return command_line.s;
 }
 
 /* ---- library messages in option names ---------------------------------------------- */

@@ -9,6 +9,7 @@
 
 int main(int argc, char **argv)
 {
+    cli_set_command_line(argc, argv);
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_USAGE;

@@ -33,6 +33,7 @@ enum {
     MO_HEAD_DIM,
     MO_SCALE_GROUP,
     MO_SCALE_BYTES,
+    MO_WEIGHT_DTYPE,
 };
 
 static const cli_opt options[] = {
@@ -54,6 +55,11 @@ static const cli_opt options[] = {
      "pipeline-parallel degree: ceil(layers/N) per stage\n(default 1)"},
     {"kv-dtype", 0, "D", CLI_ID(MO_KV_DTYPE),
      "KV element type: fp16, bf16, fp8, int8, int4 (default:\nthe model's, bf16 for every preset)"},
+    {"weight-dtype", 0, "D", CLI_ID(MO_WEIGHT_DTYPE),
+     "bytes per weight: bf16, fp16 (2), fp8, int8 (1), int4\n"
+     "(0.5); default the model's (a config.json's\n"
+     "quantization_config; one kvsim cannot read is an error\n"
+     "until this is given)"},
     {"kv-scale-group", 0, "G", CLI_ID(MO_SCALE_GROUP),
      "with --kv-scale-bytes S: quantised KV (fp8/int8/int4)\n"
      "stores an S-byte scale per G elements"},
@@ -120,6 +126,14 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
                              "fp8, int8, int4)",
                              arg);
         o->kv_dtype = arg;
+        return 0;
+    case MO_WEIGHT_DTYPE:
+        if (kv_dtype_parse(arg, &dt) != 0)
+            return cli_error(CLI_USAGE,
+                             "--weight-dtype: unknown dtype '%s' (known: fp16, bf16, fp8, int8, "
+                             "int4)",
+                             arg);
+        o->weight_dtype = arg;
         return 0;
     case MO_BLOCK_SIZE:
         return cli_parse_u32(name, arg, 1, 65536, &o->block_size);

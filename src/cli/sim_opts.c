@@ -4,6 +4,7 @@
  * stores); and the replay every such command runs (src/sim.c) with its summary
  * (src/summary.c), errors printed.  Values are checked one by one here; how they combine
  * is the core's (kv_sim_engine_config). */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ enum {
     OPT_PREEMPT,
     OPT_TIME_MODEL,
     OPT_HASH_ALGO,
+    OPT_GPU_COST,
 };
 
 #define SO kv_sim_options
@@ -76,10 +78,19 @@ static const cli_opt time_opts[] = {
     {0},
 };
 
+static const cli_opt cost_opts[] = {
+    {"gpu-cost-per-hour", 0, "C", CLI_ID(OPT_GPU_COST),
+     "cost of one GPU-hour (any currency): adds the cost per\n"
+     "million output tokens, C x TP x PP / output tokens per\n"
+     "hour x 1e6 (default: none)"},
+    {0},
+};
+
 static const cli_section sections[] = {
     {"trace", trace_opts, NULL},
     {"scheduler and pool", sched_opts, NULL},
     {"time", time_opts, NULL},
+    {"cost", cost_opts, NULL},
     {0},
 };
 
@@ -135,6 +146,12 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
             return cli_error(CLI_USAGE, "--hash-algo: '%s' is not sha256 or xxh3-128", arg);
         return 0;
     }
+    case OPT_GPU_COST:
+        if (cli_parse_double(name, arg, -DBL_MAX, DBL_MAX, &o->gpu_cost_per_hour) != 0)
+            return CLI_USAGE;
+        if (o->gpu_cost_per_hour <= 0)
+            return cli_error(CLI_USAGE, "--gpu-cost-per-hour: '%s' must be greater than 0", arg);
+        return 0;
     case OPT_TIME_MODEL: {
         kv_timing t;
         kv_diag d;
@@ -173,5 +190,7 @@ int cli_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *t
     }
     kv_summary_set_config(summary, o, setup, trace, &cfg);
     kv_summary_from_run(summary, res);
+    if (cli_command_line())
+        summary->command = kv_xstrdup(cli_command_line());
     return CLI_OK;
 }

@@ -55,6 +55,16 @@ void cli_print_summary(FILE *f, const kv_summary *s)
         f, "  throughput  %.1f output tokens/s, %.3f requests/s over %.3f s simulated (%s steps)\n",
         s->throughput.output_tok_per_s, s->throughput.requests_per_s, s->sim_time_s,
         G(a, s->steps));
+    unsigned long long gpus = (unsigned long long)(cfg->tp * cfg->pp);
+    fprintf(f, "  per GPU     %.1f output tokens/s (%llu GPU%s: TP%llu x PP%llu)",
+            s->throughput.output_tok_per_s_per_gpu, gpus, gpus == 1 ? "" : "s",
+            (unsigned long long)cfg->tp, (unsigned long long)cfg->pp);
+    if (cfg->gpu_cost_per_hour > 0 && s->throughput.cost_per_million_output_tokens > 0)
+        fprintf(f, "; %.4g per million output tokens at %g per GPU-hour",
+                s->throughput.cost_per_million_output_tokens, cfg->gpu_cost_per_hour);
+    else if (cfg->gpu_cost_per_hour > 0)
+        fprintf(f, "; no output tokens, so no cost per token");
+    fputc('\n', f);
     for (size_t i = 0; i < cfg->n_notes; i++)
         fprintf(f, "  note        %s\n", cfg->notes[i]);
 }
