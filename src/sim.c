@@ -100,6 +100,10 @@ static int loop(driver *d, kv_diag *diag)
             continue;
         }
         int rc = kv_engine_advance(d->engine, diag);
+        if (rc == -KV_ERANGE && diag && d->trace->path) { /* the trace the row is in */
+            kv_diag engine = *diag;
+            kv_diag_set(diag, rc, "%s: %s", d->trace->path, engine.msg);
+        }
         if (rc != 0)
             return rc;
         kv_engine_stats st;

@@ -46,6 +46,8 @@ typedef enum cli_store {
     CLI_TRUE,     /* a flag: the bool at offset becomes true */
     CLI_FALSE,    /* a flag: the bool at offset becomes false */
     CLI_STR,      /* the const char * at offset keeps the value (it points into argv) */
+    CLI_PATH,     /* as CLI_STR, for a file or directory name: an empty one is a usage
+                     error ("--out: the name is empty"), never a path into the cwd */
 } cli_store;
 
 typedef struct cli_opt {
@@ -63,6 +65,7 @@ typedef struct cli_opt {
 #define CLI_SET(T, field)   CLI_TRUE, 0, offsetof(T, field)
 #define CLI_CLEAR(T, field) CLI_FALSE, 0, offsetof(T, field)
 #define CLI_TEXT(T, field)  CLI_STR, 0, offsetof(T, field)
+#define CLI_FILE(T, field)  CLI_PATH, 0, offsetof(T, field)
 
 /* A titled run of options in --help, with optional prose after them. */
 typedef struct cli_section {

@@ -22,7 +22,7 @@ typedef struct merge_cmd {
 } merge_cmd;
 
 static const cli_opt options[] = {
-    {"out", 'o', "FILE", CLI_TEXT(merge_cmd, out),
+    {"out", 'o', "FILE", CLI_FILE(merge_cmd, out),
      "where sweep.csv goes ('-' = stdout); default DIR/sweep.csv\n"
      "when one sweep directory is given (required otherwise)"},
     {"quiet", 'q', NULL, CLI_SET(merge_cmd, quiet), "print no table"},

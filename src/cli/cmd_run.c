@@ -26,7 +26,7 @@ typedef struct run_cmd {
 enum { OPT_SAMPLE_EVERY = 1 };
 
 static const cli_opt options[] = {
-    {"out", 'o', "DIR", CLI_TEXT(run_cmd, out),
+    {"out", 'o', "DIR", CLI_FILE(run_cmd, out),
      "write the output files into DIR (created if missing)"},
     {"sample-every", 0, "N", CLI_ID(OPT_SAMPLE_EVERY),
      "one timeseries.csv row every N steps (default 1)"},

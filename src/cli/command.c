@@ -180,6 +180,11 @@ int cli_apply(const cli_group *g, void *target, const cli_opt *o, const char *ar
     case CLI_FALSE:
         *(bool *)field = o->store == CLI_TRUE;
         return CLI_OK;
+    case CLI_PATH:
+        if (!*arg)
+            return cli_error(CLI_USAGE, "--%s: the name is empty", o->name);
+        *(const char **)field = arg;
+        return CLI_OK;
     case CLI_STR:
         *(const char **)field = arg;
         return CLI_OK;
@@ -453,7 +458,8 @@ bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t wn)
             return fail(why, wn, "%s: '--%s' takes the framework's help", cmd->name, o->name);
         if (!o->help || !*o->help || (o->store == CLI_CALL && !g->handle))
             return fail(why, wn, "%s: '--%s' has no help or no handler", cmd->name, o->name);
-        if ((o->store == CLI_STR) != (o->metavar != NULL) && o->store != CLI_CALL)
+        if ((o->store == CLI_STR || o->store == CLI_PATH) != (o->metavar != NULL) &&
+            o->store != CLI_CALL)
             return fail(why, wn, "%s: '--%s': a store that does not fit its value", cmd->name,
                         o->name);
     }
