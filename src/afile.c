@@ -154,6 +154,20 @@ void kv_afile_abort(kv_afile *a)
     clear(a);
 }
 
+bool kv_afile_write(kv_afile *a, const void *p, size_t n)
+{
+    if (fwrite(p, 1, n, a->f) == n)
+        return true;
+    kv_afile_note_error(a);
+    return false;
+}
+
+void kv_afile_note_error(kv_afile *a)
+{
+    if (!a->err)
+        a->err = errno;
+}
+
 int kv_afile_close(kv_afile *a, kv_diag *diag)
 {
     if (!a->f)
@@ -168,7 +182,7 @@ int kv_afile_close(kv_afile *a, kv_diag *diag)
     }
     errno = 0;
     int bad = fflush(a->f) != 0 || ferror(a->f);
-    int e = errno;
+    int e = a->err ? a->err : errno;
     if (fclose(a->f) != 0 && !bad) {
         bad = 1;
         e = errno;
@@ -203,10 +217,7 @@ int kv_afile_write_json(const char *path, const json_t *v, kv_diag *diag)
     int rc = kv_afile_open(&a, path, diag);
     if (rc != 0)
         return rc;
-    if (json_dumpf(v, a.f, KV_JSON_FLAGS) != 0) {
-        kv_afile_abort(&a);
-        return kv_diag_set(diag, -KV_EIO, "cannot write '%s'", path);
-    }
-    fputc('\n', a.f);
+    if (json_dumpf(v, a.f, KV_JSON_FLAGS) != 0 || fputc('\n', a.f) == EOF)
+        kv_afile_note_error(&a); /* the close reports it */
     return kv_afile_commit(&a, diag);
 }

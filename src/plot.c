@@ -312,6 +312,8 @@ static int finish(child *c, const kv_job *job, kv_diag *diag)
     for (int i = 0; rc == 0 && i < 2; i++)
         rc = check_complete(c->tmp[i], c->final[i], i == 0, diag);
     for (int i = 0; rc == 0 && i < 2; i++)
+        rc = kv_afile_check_target(c->final[i], diag); /* replace only a regular file */
+    for (int i = 0; rc == 0 && i < 2; i++)
         if (rename(c->tmp[i], c->final[i]) != 0)
             rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", c->tmp[i], strerror(errno));
     child_release(c);

@@ -300,7 +300,7 @@ enum { ROW_FLUSH = 1 << 16 };
 static void flush_rows(kv_out *o)
 {
     if (o->row.len)
-        fwrite(o->row.s, 1, o->row.len, o->file[F_TIMESERIES].f);
+        kv_afile_write(&o->file[F_TIMESERIES], o->row.s, o->row.len); /* checked at close */
     kv_buf_reset(&o->row);
 }
 
@@ -363,7 +363,7 @@ static int write_json(kv_out *o, int which, const json_t *v, kv_diag *diag)
     int rc = open_file(o, which, diag);
     if (rc == 0 && (json_dumpf(v, o->file[which].f, KV_JSON_FLAGS) != 0 ||
                     fputc('\n', o->file[which].f) == EOF))
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", o->file[which].path);
+        kv_afile_note_error(&o->file[which]); /* the commit reports it */
     return rc;
 }
 
@@ -372,18 +372,18 @@ static int write_requests(kv_out *o, const kv_run_result *r, kv_diag *diag)
     int rc = open_file(o, F_REQUESTS, diag);
     if (rc != 0)
         return rc;
-    FILE *f = o->file[F_REQUESTS].f;
+    kv_afile *f = &o->file[F_REQUESTS];
     kv_buf b = {0};
     kv_report_requests_header(&b);
     for (size_t i = 0; i < r->n; i++) {
         kv_report_request_row(&b, &r->reqs[i]);
         if (b.len >= ROW_FLUSH) {
-            fwrite(b.s, 1, b.len, f);
+            kv_afile_write(f, b.s, b.len); /* checked at commit */
             kv_buf_reset(&b);
         }
     }
     if (b.len)
-        fwrite(b.s, 1, b.len, f);
+        kv_afile_write(f, b.s, b.len);
     kv_buf_release(&b);
     return 0;
 }

@@ -222,7 +222,7 @@ int kv_plan_write_files(const kv_plan *p, kv_outdir *o, kv_diag *diag)
         write_csv(f[F_CSV].f, p);
         json_t *j = kv_plan_json(p);
         if (json_dumpf(j, f[F_JSON].f, KV_JSON_FLAGS) != 0 || fputc('\n', f[F_JSON].f) == EOF)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", f[F_JSON].path);
+            kv_afile_note_error(&f[F_JSON]); /* the commit reports it */
         json_decref(j);
     }
     /* Both complete in the temporary directory before it takes DIR's place. */

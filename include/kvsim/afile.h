@@ -23,6 +23,7 @@
 #define KVSIM_AFILE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "kvsim/error.h"
@@ -31,6 +32,7 @@ typedef struct kv_afile {
     char *path; /* the target; NULL for standard output */
     char *tmp;  /* the temp file while open */
     FILE *f;    /* write here between open and commit/abort */
+    int err;    /* errno of the first failed kv_afile_write, or 0: the close's message */
 } kv_afile;
 
 /* 0, or -KV_EINVAL with diag "cannot write '': empty file name", or -KV_EIO with diag
@@ -39,6 +41,12 @@ typedef struct kv_afile {
  * a block device, a FIFO, a socket).  *a needs kv_afile_commit or kv_afile_abort either
  * way (both are no-ops on a failed open). */
 int kv_afile_open(kv_afile *a, const char *path, kv_diag *diag);
+/* fwrite n bytes: false on a short write, whose errno is kept for the message of the
+ * close (a failure of an unbuffered write leaves nothing for fclose to report). */
+bool kv_afile_write(kv_afile *a, const void *p, size_t n);
+/* Keep errno as the first error's if none was kept yet (after another writer on a->f, such
+ * as json_dumpf, failed). */
+void kv_afile_note_error(kv_afile *a);
 /* Flush and close, checking every error, but keep the temp name: for a group of files
  * that are renamed into place only when all were written.  0, or -KV_EIO with diag
  * "cannot write 'PATH': …" (the temp file removed, *a done).  A no-op when closed. */

@@ -33,6 +33,10 @@ int cli_error(int code, const char *fmt, ...)
 /* cli_error(code, "%s", diag->msg), with the quantities the library names in braces
  * ("{sample_every}") rendered as the running command's options ("--sample-every"). */
 int cli_diag(int code, const kv_diag *diag);
+/* Flush standard output and check it was written: CLI_OK, or CLI_RUNTIME after printing
+ * "kvsim: error: cannot write to standard output: <reason>" (a full disk, /dev/full, a
+ * closed pipe).  Commands call it after their output; main once more at the end. */
+int cli_flush_stdout(void);
 /* The exit code for a library error in option resolution: -KV_EINVAL is a usage error
  * (2), anything else a runtime error (1). */
 int cli_code(int err);

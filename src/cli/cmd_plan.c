@@ -250,8 +250,8 @@ static int plan_output(const kv_plan *p, const plan_args *a, kv_outdir *out)
         } else {
             cli_plan_print(stdout, p);
         }
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     /* After the answer: a figure problem never hides it. */
     if (rc == CLI_OK && a->plot)

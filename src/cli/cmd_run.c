@@ -134,8 +134,8 @@ static int report(const run_cmd *r, run_out *o, double t0)
         } else {
             cli_print_summary(stdout, &o->summary);
         }
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     if (rc == CLI_OK && o->res.stop == -KV_ELIVELOCK)
         rc = cli_error(CLI_RUNTIME,

@@ -584,8 +584,8 @@ static int run_all(sweep *s)
         if (rc == CLI_OK)
             printf("; wrote %s", csv);
         fputc('\n', stdout);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     if (rc == CLI_OK && s->plot)
         rc = cli_plot_dir(s->out, s->quiet);

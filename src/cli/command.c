@@ -25,6 +25,7 @@
  * Out of scope: option abbreviations, bundled short flags ("-qj4"), optional values.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,6 +502,15 @@ int cli_diag(int code, const kv_diag *diag)
     int rc = cli_error(code, "%s", b.s ? b.s : "");
     kv_buf_release(&b);
     return rc;
+}
+
+int cli_flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return CLI_OK;
+    return cli_error(CLI_RUNTIME, "cannot write to standard output: %s",
+                     errno ? strerror(errno) : "write error");
 }
 
 int cli_code(int err)

@@ -12,7 +12,6 @@
  *     after passing the signal to any configuration or gnuplot still running, removing
  *     every temporary file and directory (afile's table) and saying so in one line.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,10 +71,9 @@ static void install_signal_handlers(void)
  * error line when it was not (and nothing else failed first). */
 static int check_stdout(int rc)
 {
-    errno = 0;
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CLI_OK)
-        rc = cli_error(CLI_RUNTIME, "cannot write to standard output: %s",
-                       errno ? strerror(errno) : "write error");
+    if (rc == CLI_OK)
+        return cli_flush_stdout();
+    fflush(stdout);
     return rc;
 }
 
