@@ -13,12 +13,14 @@
  *
  * The temp table.  A fixed array of atomic pointers, filled at the first free slot and
  * cleared before its string is freed, so a handler interrupting either update sees each
- * slot either empty or pointing at a live string.  Removal makes two passes, unlink then
+ * slot either empty or pointing at a live string.  Signals are held while a temporary is
+ * created and listed, so none can exist unlisted when a handler runs.  Removal makes two passes, unlink then
  * rmdir, so a directory's files are gone before the directory whatever their slots.
  */
 #include "kvsim/afile.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -49,6 +51,18 @@ void kv_afile_untrack(const char *path)
         if (atomic_compare_exchange_strong(&temps[i], &p, NULL))
             return;
     }
+}
+
+void kv_afile_hold_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, old);
+}
+
+void kv_afile_release_signals(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 void kv_afile_remove_temps(void)
@@ -110,19 +124,23 @@ int kv_afile_open(kv_afile *a, const char *path, kv_diag *diag)
     size_t n = dir_len + strlen(base) + 32;
     char *tmp = kv_xmalloc(n);
     snprintf(tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, base);
+    sigset_t held;
+    kv_afile_hold_signals(&held); /* no handler between creating and listing it */
     int fd = mkstemp(tmp);
+    int e = errno;
+    if (fd >= 0)
+        kv_afile_track(tmp);
+    kv_afile_release_signals(&held);
     if (fd < 0) {
-        int e = errno;
         free(tmp);
         return kv_diag_set(diag, -KV_EIO, "cannot create '%s': %s", path, strerror(e));
     }
-    kv_afile_track(tmp);
     /* mkstemp makes 0600; give the file the permissions a plain fopen would. */
     mode_t mask = umask(0);
     umask(mask);
     FILE *f = NULL;
     if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w"))) {
-        int e = errno;
+        e = errno;
         close(fd);
         unlink(tmp);
         kv_afile_untrack(tmp);

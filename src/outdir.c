@@ -203,13 +203,19 @@ int kv_outdir_open(kv_outdir *o, const char *dir, const char *const *files,
         size_t n = strlen(parent) + strlen(base) + 16;
         o->tmp = kv_xmalloc(n);
         snprintf(o->tmp, n, "%s/.%s.tmp-XXXXXX", parent, base);
-        if (!mkdtemp(o->tmp)) {
+        sigset_t held;
+        kv_afile_hold_signals(&held); /* no handler between creating and listing it */
+        bool made = mkdtemp(o->tmp) != NULL;
+        int e = errno;
+        if (made)
+            kv_afile_track(o->tmp);
+        kv_afile_release_signals(&held);
+        if (!made) {
             rc = kv_diag_set(diag, -KV_EIO, "cannot create a directory beside '%s': %s", d,
-                             strerror(errno));
+                             strerror(e));
             free(o->tmp);
             o->tmp = NULL;
         } else {
-            kv_afile_track(o->tmp);
             chmod(o->tmp, mode);
         }
     }
@@ -266,11 +272,17 @@ static int replace(kv_outdir *o, kv_diag *diag)
     snprintf(old, n, "%s", o->tmp);
     memcpy(strstr(old, ".tmp-"), ".old-", 5); /* the same unique suffix */
     int rc = 0;
-    if (mkdir(old, 0700) != 0 || rename(o->dir, old) != 0) {
+    sigset_t held;
+    kv_afile_hold_signals(&held);
+    bool made = mkdir(old, 0700) == 0;
+    if (made)
+        kv_afile_track(old);
+    kv_afile_release_signals(&held);
+    if (!made || rename(o->dir, old) != 0) {
         rc = kv_diag_set(diag, -KV_EIO, "cannot replace '%s': %s", o->dir, strerror(errno));
         rmdir(old);
+        kv_afile_untrack(old);
     } else {
-        kv_afile_track(old);
         if (rename(o->tmp, o->dir) != 0) {
             rc = kv_diag_set(diag, -KV_EIO, "cannot replace '%s': %s", o->dir, strerror(errno));
             rename(old, o->dir); /* put the earlier one back */

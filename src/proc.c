@@ -37,6 +37,7 @@
 
 extern char **environ;
 
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
 #include "kvsim/proc.h"
 #include "kvsim/strbuf.h"
@@ -186,7 +187,19 @@ static int start(kv_job *j, run_state *st)
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, p[1], 2); /* dup2 clears O_CLOEXEC on 2 */
     const char *prog = j->program ? j->program : "/proc/self/exe";
-    int e = posix_spawn(&st->pid, prog, &fa, NULL, j->argv, environ);
+    /* Signals held from the spawn until the pid is in the live table, so a handler never
+     * misses a child; the child starts with the mask as it was. */
+    sigset_t held;
+    kv_afile_hold_signals(&held);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &held);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    int e = posix_spawn(&st->pid, prog, &fa, &attr, j->argv, environ);
+    if (e == 0)
+        live_add(st->pid);
+    kv_afile_release_signals(&held);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     if (e != 0) {
@@ -199,7 +212,6 @@ static int start(kv_job *j, run_state *st)
         free(u);
         return -1;
     }
-    live_add(st->pid);
     st->fd = p[0];
     st->reaped = false;
     st->cap = kv_xcalloc(1, sizeof *st->cap);

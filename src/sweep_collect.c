@@ -88,7 +88,9 @@ static int add_tree(collect *m, const char *dir, kv_diag *diag)
     char **names = NULL;
     size_t n = 0, cap = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        /* Hidden names are never configurations: ".", "..", and the temporary directory of
+         * a run in progress or killed (outdir.h), which may hold a summary.json already. */
+        if (e->d_name[0] == '.')
             continue;
         kv_grow((void **)&names, &cap, n + 1, sizeof *names);
         names[n++] = kv_xstrdup(e->d_name);

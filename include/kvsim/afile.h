@@ -23,6 +23,7 @@
 #define KVSIM_AFILE_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -76,6 +77,10 @@ enum { KV_AFILE_MAX_TEMPS = 64 };
 void kv_afile_track(const char *path);
 /* Take path (the same pointer) off the table; a no-op if it is not there. */
 void kv_afile_untrack(const char *path);
+/* Block every signal (the previous mask into *old) / restore the mask: around creating a
+ * temporary and listing it, so that a handler never runs between the two. */
+void kv_afile_hold_signals(sigset_t *old);
+void kv_afile_release_signals(const sigset_t *old);
 /* Remove every listed temporary: files first, then directories (empty by then).  Async-
  * signal-safe (unlink, rmdir), no allocation; for signal and out-of-memory handlers. */
 void kv_afile_remove_temps(void);
