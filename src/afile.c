@@ -14,8 +14,8 @@
  * The temp table.  A fixed array of atomic pointers, filled at the first free slot and
  * cleared before its string is freed, so a handler interrupting either update sees each
  * slot either empty or pointing at a live string.  Signals are held while a temporary is
- * created and listed, so none can exist unlisted when a handler runs.  Removal makes two passes, unlink then
- * rmdir, so a directory's files are gone before the directory whatever their slots.
+ * created and listed, so none can exist unlisted when a handler runs.  Removal makes two passes,
+ * unlink then rmdir, so a directory's files are gone before the directory whatever their slots.
  */
 #include "kvsim/afile.h"
 

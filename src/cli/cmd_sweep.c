@@ -23,10 +23,18 @@
  * comparison is at equal memory.  --num-blocks with several block sizes compares equal
  * block counts (the budget then differs, and the header says so).
  *
- * Failures: a configuration that exits non-zero (its stderr is kept in NAME/stderr.txt)
- * is reported with its exit code and first stderr line after all others finished; the
- * others still make sweep.csv; sweep exits 1.  Out of scope: retries, resuming a partial
- * sweep (rerun it, or run the missing lines of --emit-jobs and `kvsim merge`).
+ * Failures: a configuration that exits non-zero is reported with its exit code and first
+ * stderr line after all others finished (its stderr reaches sweep through a pipe, so the
+ * message survives a full disk; sweep keeps it in NAME/stderr.txt when it can); the others
+ * still make sweep.csv; sweep exits 1.
+ *
+ * DIR: new or empty, so one sweep never lands beside another (--force removes an earlier
+ * sweep first, kv_sweep_clear).  A trace that cannot be read twice (a pipe, /dev/stdin)
+ * is copied once into DIR/trace, which every configuration reads: each is its own process
+ * and could not read the pipe again, and the copy keeps every line rerunnable.
+ *
+ * Out of scope: retries, resuming a partial sweep (rerun it with --force, or run the
+ * missing lines of --emit-jobs and `kvsim merge`).
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <dirent.h>
