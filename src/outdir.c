@@ -131,6 +131,51 @@ static int check_dir(const kv_outdir *o, const char *dir, bool *exists, kv_diag 
     return check_contents(o, dir, diag);
 }
 
+/* One mount point field of /proc/self/mountinfo, its octal escapes (\040 for a space)
+ * decoded, into out. */
+static void unescape(const char *s, size_t len, char *out, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < n; i++) {
+        if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3') {
+            out[k++] = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+            i += 3;
+        } else {
+            out[k++] = s[i];
+        }
+    }
+    out[k] = '\0';
+}
+
+/* Whether dir (existing) is a mount point: rename(2) cannot move it (EBUSY), so it cannot
+ * be replaced as a whole (a container's volume, a tmpfs).  /proc/self/mountinfo knows bind
+ * mounts too; without it, a device different from the parent's is the sign. */
+static bool is_mount_point(const char *dir, const char *parent)
+{
+    char real[PATH_MAX];
+    if (!realpath(dir, real))
+        return false;
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (f) {
+        char line[PATH_MAX + 512], mp[PATH_MAX];
+        bool found = false;
+        while (!found && fgets(line, sizeof line, f)) {
+            /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT …": the fifth field */
+            const char *p = line;
+            for (int field = 0; field < 4 && p; field++)
+                p = (p = strchr(p, ' ')) ? p + 1 : NULL;
+            if (!p)
+                continue;
+            unescape(p, strcspn(p, " \n"), mp, sizeof mp);
+            found = strcmp(mp, real) == 0;
+        }
+        fclose(f);
+        return found;
+    }
+    struct stat a, b;
+    return stat(dir, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
 /* Whether dir (existing) is the current directory or one of its ancestors. */
 static bool holds_cwd(const char *dir)
 {
@@ -190,6 +235,11 @@ int kv_outdir_open(kv_outdir *o, const char *dir, const char *const *files,
         snprintf(parent, parent_len + 1, "%s", d);
     if (rc == 0 && !exists)
         rc = kv_mkdir_p(parent, diag);
+    if (rc == 0 && exists && is_mount_point(d, parent))
+        rc = kv_diag_set(diag, -KV_EINVAL,
+                         "cannot replace '%s' as a whole: it is a mount point; give the output "
+                         "a directory inside it",
+                         dir);
     struct stat st;
     mode_t mode = 0777;
     if (rc == 0 && exists && stat(d, &st) == 0)
@@ -270,7 +320,7 @@ static int replace(kv_outdir *o, kv_diag *diag)
     size_t n = strlen(o->tmp) + 8;
     char *old = kv_xmalloc(n);
     snprintf(old, n, "%s", o->tmp);
-    memcpy(strstr(old, ".tmp-"), ".old-", 5); /* the same unique suffix */
+    memcpy(old + strlen(old) - strlen(".tmp-XXXXXX"), ".old-", 5); /* the same suffix */
     int rc = 0;
     sigset_t held;
     kv_afile_hold_signals(&held);

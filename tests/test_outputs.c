@@ -515,8 +515,18 @@ Test(outputs, a_failed_rerun_keeps_the_earlier_run_whole)
     char *fs = mount_small_tmpfs(256 * 1024);
     if (!fs)
         cr_skip_test("cannot mount a private tmpfs here");
+    /* A mount point cannot be renamed: refused at once, with what to do instead. */
+    run_result r = run_kvsim("run", tiny(), "--out", fs, "-q", NULL);
+    char msg[600];
+    snprintf(msg, sizeof msg,
+             "kvsim: error: cannot replace '%s' as a whole: it is a mount point; give the output "
+             "a directory inside it\n",
+             fs);
+    assert_error_line(&r, 1, msg, NULL);
+    run_result_free(&r);
+    assert_listing(fs, "");
     char *out = pathf("%s/o", fs);
-    run_result r = run_kvsim("run", tiny(), "--out", out, "-q", NULL);
+    r = run_kvsim("run", tiny(), "--out", out, "-q", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_result_free(&r);
     char *before = listing(out);

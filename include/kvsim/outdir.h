@@ -16,8 +16,8 @@
  * too.  The temporary directory and the paths handed out in it are in afile's temp table
  * (afile.h), so a signal handler removes them.
  *
- * Out of scope: a DIR on another file system than its parent (a mount point: rename(2)
- * cannot move it; refused with the system's error at commit).
+ * A DIR that is a mount point (a container's volume, a tmpfs) cannot be renamed, so it is
+ * refused too: give a directory inside it.
  */
 #ifndef KVSIM_OUTDIR_H
 #define KVSIM_OUTDIR_H
@@ -39,7 +39,7 @@ typedef struct kv_outdir {
  * files and figures are NULL-terminated lists (NULL: none) of the names DIR may hold: file
  * names, and figure names that stand for NAME.png and NAME.svg; they must outlive *o.
  * 0, or -KV_EINVAL (diag "the output directory name is empty", "cannot replace '.' as a
- * whole: …") or -KV_EIO (not a directory, a symbolic link, holding a name kvsim did not
+ * whole: …", "… it is a mount point …") or -KV_EIO (not a directory, a symbolic link, holding a name kvsim did not
  * write, or the temporary directory cannot be made), with *o done (abort is a no-op). */
 int kv_outdir_open(kv_outdir *o, const char *dir, const char *const *files,
                    const char *const *figures, kv_diag *diag);
