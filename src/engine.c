@@ -151,11 +151,26 @@ static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
     kv_step_load load = {e->batch.tokens, e->batch.kv_tokens_read, e->batch.kv_tokens_streamed,
                          e->batch.n};
     int64_t dt = kv_timing_step(&e->cfg.timing, &load);
-    if (dt > INT64_MAX - now) /* the step would end past 2^63 ns (292 years) */
+    if (dt > INT64_MAX - now) { /* the step would end past 2^63 ns (292 years) */
+        /* Name the request that arrived last: the step starts no earlier than its arrival,
+         * so when an arrival is what is too large, it is this one. */
+        const kv_request_spec *last = NULL;
+        for (uint32_t i = 0; i < e->batch.n; i++)
+            if (!last || e->batch.reqs[i]->spec->arrival_ns > last->arrival_ns)
+                last = e->batch.reqs[i]->spec;
+        if (!last)
+            return kv_diag_set(diag, -KV_ERANGE,
+                               "the simulated clock passed 2^63 ns (292 years) at step %llu: "
+                               "arrivals or step times are too large",
+                               (unsigned long long)e->steps);
         return kv_diag_set(diag, -KV_ERANGE,
-                           "the simulated clock passed 2^63 ns (292 years) at step %llu: "
-                           "arrivals or step times are too large",
-                           (unsigned long long)e->steps);
+                           "the simulated clock passed 2^63 ns (292 years) at step %llu, in the "
+                           "step of row %u (line %u, arriving at %lld.%09lld s): arrivals or "
+                           "step times are too large",
+                           (unsigned long long)e->steps, last->row, last->line,
+                           (long long)(last->arrival_ns / 1000000000),
+                           (long long)(last->arrival_ns % 1000000000));
+    }
     take_sample(e, now, dt);
     e->step_start = now;
     e->next = KV_ENGINE_STEP_END;

@@ -5,19 +5,25 @@
  * Process.  gnuplot runs through the one child-process runner (kv_proc_run), never a
  * shell: argv is
  *     gnuplot -e "dir = '…'; outdir = '…'; plots = '…'; suffix = '…'; <figure's vars>" SCRIPT
- * with stdin and stdout on /dev/null and stderr in a temp file beside the figures.  The
+ * with stdin and stdout on /dev/null and stderr on a pipe kv_proc_run reads.  The
  * figures of a directory are independent, so their gnuplots run at once (at most
  * KV_PLOT_MAX_FIGURES processes: a long run's figures each make one pass over
  * timeseries.csv, seconds for 300,000 rows).  gnuplot prints warnings on stderr even when
  * it succeeds, so stderr only matters when the exit status is not 0: then its last
  * meaningful line (gnuplot ends with '"script" line N: what went wrong') becomes the
- * one-line diagnostic.  Only the last STDERR_KEEP bytes are read.
+ * one-line diagnostic.
+ *
+ * Completeness.  gnuplot exits 0 when it could not write its output (a full file system,
+ * a file size limit): the error goes unchecked inside its terminal drivers.  So a figure
+ * is moved into place only when each file is complete: a PNG starts with the PNG signature
+ * and ends with an IEND chunk, an SVG ends with its closing </svg> tag.  Anything else is
+ * an error naming the file, and nothing is listed as written that was not.
  *
  * Atomicity.  Each script writes NAME.png<suffix> and NAME.svg<suffix> with suffix
  * ".tmp-<pid>"; after gnuplot exits 0 both are renamed to NAME.png and NAME.svg (rename(2)
  * in one directory is atomic).  On any failure the temporaries are unlinked, so a reader
- * never sees a half-drawn figure under its final name; NAME.stderr<suffix> is always
- * removed.
+ * never sees a half-drawn figure under its final name.  They are in afile's temp table
+ * while they exist, so a signal removes them too.
  *
  * Out of scope: parsing the inputs (plot_vars.c), printing, and choosing where the scripts
  * and gnuplot are (src/cli/cmd_plot.c: the core reads no environment).
@@ -33,12 +39,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
 #include "kvsim/path.h"
 #include "kvsim/proc.h"
 #include "plot_internal.h"
-
-enum { STDERR_KEEP = 8192 }; /* the tail of gnuplot's stderr read for its message */
 
 static bool is_dir(const char *path)
 {
@@ -58,6 +63,18 @@ static bool has_file(const char *dir, const char *name)
     bool ok = is_file(p);
     free(p);
     return ok;
+}
+
+const char *const *kv_plot_figure_names(unsigned kind)
+{
+    static const char *const run[] = {"blocks", "pressure", "latency_cdf", NULL};
+    static const char *const sweep[] = {"sweep_block_size", "sweep_watermark", NULL};
+    static const char *const plan[] = {"plan_curve", NULL};
+    static const char *const none[] = {NULL};
+    return kind == KV_PLOT_RUN     ? run
+           : kind == KV_PLOT_SWEEP ? sweep
+           : kind == KV_PLOT_PLAN  ? plan
+                                   : none;
 }
 
 unsigned kv_plot_detect(const char *dir)
@@ -167,9 +184,8 @@ static void summarise_stderr(const char *buf, size_t len, char *msg, size_t n)
 /* One gnuplot process drawing one figure. */
 typedef struct child {
     const kv__fig *fig;
-    char *argv[5];  /* gnuplot -e VARS SCRIPT NULL; VARS and SCRIPT owned */
-    char *err_path; /* its stderr: a temp file beside the figures */
-    char *tmp[2];   /* NAME.png / NAME.svg with the temp suffix */
+    char *argv[5]; /* gnuplot -e VARS SCRIPT NULL; VARS and SCRIPT owned */
+    char *tmp[2];  /* NAME.png / NAME.svg with the temp suffix (tracked: afile.h) */
     char *final[2];
 } child;
 
@@ -185,17 +201,16 @@ static char *figure_path(const char *dir, const char *name, const char *ext, con
 
 static void child_release(child *c)
 {
-    if (c->err_path)
-        unlink(c->err_path);
     for (int i = 0; i < 2; i++) {
-        if (c->tmp[i])
+        if (c->tmp[i]) {
             unlink(c->tmp[i]); /* no-op after a successful rename */
+            kv_afile_untrack(c->tmp[i]);
+        }
         free(c->tmp[i]);
         free(c->final[i]);
     }
     free(c->argv[2]);
     free(c->argv[3]);
-    free(c->err_path);
     memset(c, 0, sizeof *c);
 }
 
@@ -208,9 +223,9 @@ static int prepare(child *c, kv_job *job, const char *gnuplot, const char *plots
     snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
     for (int i = 0; i < 2; i++) {
         c->tmp[i] = figure_path(dir, c->fig->name, exts[i], suffix);
+        kv_afile_track(c->tmp[i]);
         c->final[i] = figure_path(dir, c->fig->name, exts[i], "");
     }
-    c->err_path = figure_path(dir, c->fig->name, "stderr", suffix);
     char script_name[64];
     snprintf(script_name, sizeof script_name, "%s.gp", c->fig->name);
     c->argv[3] = kv_path_join(plots, script_name);
@@ -229,26 +244,48 @@ static int prepare(child *c, kv_job *job, const char *gnuplot, const char *plots
     c->argv[0] = (char *)"gnuplot";
     c->argv[1] = (char *)"-e";
     c->argv[2] = vars.s;
-    *job = (kv_job){.program = gnuplot, .argv = c->argv, .stderr_path = c->err_path};
+    *job = (kv_job){.program = gnuplot, .argv = c->argv};
     return 0;
 }
 
-/* The last STDERR_KEEP bytes of a file, summarised into msg. */
-static void stderr_tail(const char *path, char *msg, size_t n)
+/* Whether the figure file at path is complete: 0, or -KV_EIO with a diag naming final. */
+static int check_complete(const char *path, const char *final, bool png, kv_diag *diag)
 {
-    char *buf = kv_xmalloc(STDERR_KEEP);
-    size_t len = 0;
-    FILE *f = fopen(path, "r");
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    unsigned char head[8], tail[64];
+    size_t nh = 0, nt = 0;
+    long size = -1;
+    FILE *f = fopen(path, "rb");
     if (f) {
-        if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > STDERR_KEEP)
-            fseek(f, -(long)STDERR_KEEP, SEEK_END);
-        else
-            rewind(f);
-        len = fread(buf, 1, STDERR_KEEP, f);
+        nh = fread(head, 1, sizeof head, f);
+        if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0) {
+            long back = size < (long)sizeof tail ? size : (long)sizeof tail;
+            if (fseek(f, -back, SEEK_END) == 0)
+                nt = fread(tail, 1, (size_t)back, f);
+        }
         fclose(f);
     }
-    summarise_stderr(buf, len, msg, n);
-    free(buf);
+    const char *why = NULL;
+    if (!f)
+        why = "missing";
+    else if (size <= 0)
+        why = "empty";
+    else if (png && (nh < sizeof sig || memcmp(head, sig, sizeof sig) != 0))
+        why = "no PNG signature";
+    else if (png && (nt < sizeof iend || memcmp(tail + nt - sizeof iend, iend, sizeof iend) != 0))
+        why = "truncated: no PNG end chunk";
+    else if (!png) {
+        while (nt > 0 && is_blank((char)tail[nt - 1]))
+            nt--;
+        if (nt < 6 || memcmp(tail + nt - 6, "</svg>", 6) != 0)
+            why = "truncated: no closing </svg> tag";
+    }
+    if (!why)
+        return 0;
+    return kv_diag_set(diag, -KV_EIO,
+                       "gnuplot did not write '%s' completely (%s; is the file system full?)",
+                       final, why);
 }
 
 /* Move a finished job's figure into place (or remove its temporaries).  Returns 0, or
@@ -265,13 +302,17 @@ static int finish(child *c, const kv_job *job, kv_diag *diag)
                          c->fig->name);
     } else if (job->exit_code != 0) {
         char msg[300];
-        stderr_tail(c->err_path, msg, sizeof msg);
+        summarise_stderr(job->err ? job->err : "", job->err_len, msg, sizeof msg);
         rc = kv_diag_set(diag, -KV_EIO, "gnuplot failed drawing '%s' (exit %d): %s", c->fig->name,
                          job->exit_code, *msg ? msg : "no message");
     }
     for (int i = 0; rc == 0 && i < 2; i++)
         if (!is_file(c->tmp[i]))
-            rc = kv_diag_set(diag, -KV_EIO, "gnuplot did not write '%s'", c->tmp[i]);
+            rc = kv_diag_set(diag, -KV_EIO, "gnuplot did not write '%s'", c->final[i]);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = check_complete(c->tmp[i], c->final[i], i == 0, diag);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = kv_afile_check_target(c->final[i], diag); /* replace only a regular file */
     for (int i = 0; rc == 0 && i < 2; i++)
         if (rename(c->tmp[i], c->final[i]) != 0)
             rc = kv_diag_set(diag, -KV_EIO, "cannot rename '%s': %s", c->tmp[i], strerror(errno));
@@ -329,7 +370,7 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
     for (int i = 0; i < ready; i++) {
         kv_diag d;
         int r = finish(&cs[i], &jobs[i], &d);
-        free(jobs[i].failure);
+        kv_job_release(&jobs[i]);
         if (r == 0)
             rep->figures[rep->n_figures++] = figs.f[i].name;
         else if (r != 0 && rc == 0) {

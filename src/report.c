@@ -4,10 +4,11 @@
  * inputs: JSON keys in a fixed insertion order, numbers printed with fixed formats, times
  * from integer nanoseconds.  Wall-clock figures live in perf.json only.
  *
- * Atomicity: each file is a kv_afile (a temp file in the output directory) and is renamed
- * into place by kv_out_commit only after every file was written and closed without error
- * (fflush/ferror/fclose checked).  rename(2) within one directory is atomic, so a reader
- * sees either the old complete file or the new complete one.
+ * Atomicity: the files are kv_afiles in a kv_outdir, a temporary directory beside the
+ * output directory, which kv_out_commit puts in DIR's place only after every file was
+ * written and closed without error (fflush/ferror/fclose checked).  A reader of DIR sees
+ * the earlier run's files or this run's, never some of each, and nothing of an earlier run
+ * survives a rerun (outdir.h).
  */
 #include "kvsim/report.h"
 
@@ -21,7 +22,9 @@
 
 #include "kvsim/afile.h"
 #include "kvsim/mem.h"
+#include "kvsim/outdir.h"
 #include "kvsim/path.h"
+#include "kvsim/plot.h"
 #include "kvsim/strbuf.h"
 
 /* ---- CSV rows ----------------------------------------------------------------------- */
@@ -55,6 +58,55 @@ const json_t *kv_json_at(const json_t *root, const char *path)
         path += n + (path[n] == '.');
     }
     return v;
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xF0 && c <= 0xF4 ? 4
+                                        : 0;
+    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (c == 0xE0)
+        lo = 0xA0;
+    else if (c == 0xED)
+        hi = 0x9F;
+    else if (c == 0xF0)
+        lo = 0x90;
+    else if (c == 0xF4)
+        hi = 0x8F;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xBF))
+            return 0;
+    return n;
+}
+
+json_t *kv_json_text(const char *text)
+{
+    if (!text)
+        return json_string("");
+    json_t *j = json_string(text);
+    if (j)
+        return j;
+    kv_buf b = {0};
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        size_t n = utf8_len(s);
+        if (n == 0) {
+            kv_buf_puts(&b, "\xEF\xBF\xBD");
+            s++;
+        } else {
+            kv_buf_printf(&b, "%.*s", (int)n, (const char *)s);
+            s += n;
+        }
+    }
+    j = json_string(b.s ? b.s : "");
+    kv_buf_release(&b);
+    return j;
 }
 
 /* ---- requests.csv ------------------------------------------------------------------ */
@@ -247,14 +299,24 @@ json_t *kv_report_perf_json(double wall, const kv_run_result *r)
     return p;
 }
 
-/* ---- atomic files ------------------------------------------------------------------- */
+/* ---- a run's output directory -------------------------------------------------------- */
 
 enum { F_TIMESERIES, F_REQUESTS, F_SUMMARY, F_PERF, F_COUNT };
 static const char *const file_names[F_COUNT] = {"timeseries.csv", "requests.csv", "summary.json",
                                                 "perf.json"};
 
+/* What a run directory may hold: the run's files, the message file sweep keeps for a
+ * configuration that failed, and the run's figures (kv_plot_figure_names). */
+static const char *const run_files[] = {"timeseries.csv", "requests.csv", "summary.json",
+                                        "perf.json",      "stderr.txt",   NULL};
+
+const char *const *kv_out_file_names(void)
+{
+    return run_files;
+}
+
 struct kv_out {
-    char *dir;
+    kv_outdir dir;          /* the temporary directory the files are written into */
     kv_afile file[F_COUNT]; /* timeseries.csv from kv_out_open, the others at commit */
     kv_buf row;             /* timeseries rows not yet handed to stdio */
 };
@@ -265,35 +327,32 @@ enum { ROW_FLUSH = 1 << 16 };
 static void flush_rows(kv_out *o)
 {
     if (o->row.len)
-        fwrite(o->row.s, 1, o->row.len, o->file[F_TIMESERIES].f);
+        kv_afile_write(&o->file[F_TIMESERIES], o->row.s, o->row.len); /* checked at close */
     kv_buf_reset(&o->row);
 }
 
 static int open_file(kv_out *o, int which, kv_diag *diag)
 {
-    char *path = kv_path_join(o->dir, file_names[which]);
-    int rc = kv_afile_open(&o->file[which], path, diag);
-    free(path);
-    return rc;
+    return kv_afile_open(&o->file[which], kv_outdir_path(&o->dir, file_names[which]), diag);
 }
 
 int kv_mkdir_p(const char *dir, kv_diag *diag)
 {
+    if (!*dir)
+        return kv_diag_set(diag, -KV_EINVAL, "cannot create directory '': empty name");
     char *p = kv_xstrdup(dir);
     int rc = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-                rc = kv_diag_set(diag, -KV_EIO, "cannot create directory '%s': %s", p,
-                                 strerror(errno));
-                break;
-            }
-            *s = c;
-            if (c == '\0')
-                break;
-        }
+    /* Each prefix that ends before a '/' (a leading '/' is no prefix), then the whole. */
+    for (char *s = p + 1; rc == 0; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            rc = kv_diag_set(diag, -KV_EIO, "cannot create directory '%s': %s", p, strerror(errno));
+        *s = c;
+        if (c == '\0')
+            break;
     }
     free(p);
     struct stat st;
@@ -305,12 +364,11 @@ int kv_mkdir_p(const char *dir, kv_diag *diag)
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 {
     *out = NULL;
-    int rc = kv_mkdir_p(dir, diag);
-    if (rc != 0)
-        return rc;
     kv_out *o = kv_xcalloc(1, sizeof *o);
-    o->dir = kv_xstrdup(dir);
-    if ((rc = open_file(o, F_TIMESERIES, diag)) != 0) {
+    int rc = kv_outdir_open(&o->dir, dir, run_files, kv_plot_figure_names(KV_PLOT_RUN), diag);
+    if (rc == 0)
+        rc = kv_outdir_diag(&o->dir, open_file(o, F_TIMESERIES, diag), diag);
+    if (rc != 0) {
         kv_out_abort(o);
         return rc;
     }
@@ -332,7 +390,7 @@ static int write_json(kv_out *o, int which, const json_t *v, kv_diag *diag)
     int rc = open_file(o, which, diag);
     if (rc == 0 && (json_dumpf(v, o->file[which].f, KV_JSON_FLAGS) != 0 ||
                     fputc('\n', o->file[which].f) == EOF))
-        rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", o->file[which].path);
+        kv_afile_note_error(&o->file[which]); /* the commit reports it */
     return rc;
 }
 
@@ -341,18 +399,18 @@ static int write_requests(kv_out *o, const kv_run_result *r, kv_diag *diag)
     int rc = open_file(o, F_REQUESTS, diag);
     if (rc != 0)
         return rc;
-    FILE *f = o->file[F_REQUESTS].f;
+    kv_afile *f = &o->file[F_REQUESTS];
     kv_buf b = {0};
     kv_report_requests_header(&b);
     for (size_t i = 0; i < r->n; i++) {
         kv_report_request_row(&b, &r->reqs[i]);
         if (b.len >= ROW_FLUSH) {
-            fwrite(b.s, 1, b.len, f);
+            kv_afile_write(f, b.s, b.len); /* checked at commit */
             kv_buf_reset(&b);
         }
     }
     if (b.len)
-        fwrite(b.s, 1, b.len, f);
+        kv_afile_write(f, b.s, b.len);
     kv_buf_release(&b);
     return 0;
 }
@@ -368,27 +426,13 @@ int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv
         rc = write_json(o, F_SUMMARY, summary, diag);
     if (rc == 0 && perf)
         rc = write_json(o, F_PERF, perf, diag);
-    /* Every file closed without error before any is renamed into place. */
-    for (int i = 0; rc == 0 && i < F_COUNT; i++)
-        rc = kv_afile_close(&o->file[i], diag);
+    /* Every file complete in the temporary directory before it takes DIR's place. */
     for (int i = 0; rc == 0 && i < F_COUNT; i++)
         rc = kv_afile_commit(&o->file[i], diag);
+    rc = kv_outdir_diag(&o->dir, rc, diag);
+    if (rc == 0)
+        rc = kv_outdir_commit(&o->dir, diag);
     return rc;
-}
-
-int kv_out_clear(const char *dir, kv_diag *diag)
-{
-    static const char *const names[] = {"summary.json", "perf.json", "timeseries.csv",
-                                        "requests.csv", "stderr.txt"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char *p = kv_path_join(dir, names[i]);
-        int e = unlink(p) != 0 && errno != ENOENT ? errno : 0;
-        free(p);
-        if (e)
-            return kv_diag_set(diag, -KV_EIO, "cannot remove '%s/%s': %s", dir, names[i],
-                               strerror(e));
-    }
-    return 0;
 }
 
 void kv_out_abort(kv_out *o)
@@ -398,6 +442,6 @@ void kv_out_abort(kv_out *o)
     kv_buf_release(&o->row);
     for (int i = 0; i < F_COUNT; i++)
         kv_afile_abort(&o->file[i]);
-    free(o->dir);
+    kv_outdir_abort(&o->dir);
     free(o);
 }

@@ -51,8 +51,8 @@ static json_t *model_json(const kv_setup *s)
 {
     const kv_model *m = &s->model;
     json_t *o = json_object();
-    set(o, "name", json_string(m->name));
-    set(o, "source", json_string(s->model_path ? s->model_path : "preset"));
+    set(o, "name", kv_json_text(m->name));
+    set(o, "source", kv_json_text(s->model_path ? s->model_path : "preset"));
     set(o, "num_layers", ju(m->num_layers));
     set(o, "num_heads", ju(m->num_heads));
     set(o, "num_kv_heads", ju(m->num_kv_heads));

@@ -2,8 +2,8 @@
  * "Capacity planning" documents both).  Everything is derived from the recorded probes and
  * the search result (planner.h); nothing here replays.
  *
- * Both files are kv_afiles in DIR, renamed into place only when both were written and
- * closed without error.
+ * Both files are kv_afiles in a kv_outdir (a temporary directory beside DIR), which takes
+ * DIR's place only when both were written and closed without error (outdir.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,9 @@
 
 #include "kvsim/afile.h"
 #include "kvsim/mem.h"
+#include "kvsim/outdir.h"
 #include "kvsim/path.h"
+#include "kvsim/plot.h"
 #include "kvsim/planner.h"
 #include "kvsim/report.h"
 
@@ -76,7 +78,7 @@ json_t *kv_plan_json(const kv_plan *p)
     kv_plan_binding b;
     kv_plan_get_binding(p, &b);
     json_t *j = kv_json_stamped(json_object(), p->command);
-    json_object_set_new(j, "trace", json_string(p->trace_path));
+    json_object_set_new(j, "trace", kv_json_text(p->trace_path));
     json_object_set_new(j, "requests", json_integer((json_int_t)p->n_requests));
     json_object_set_new(j, "over", json_string(kv_plan_over_name(p->over)));
     json_t *slo = json_object(), *implied = json_array();
@@ -202,30 +204,36 @@ static void write_csv(FILE *f, const kv_plan *p)
 
 enum { F_CSV, F_JSON, F_COUNT };
 
-int kv_plan_write_files(const kv_plan *p, const char *dir, kv_diag *diag)
+static const char *const plan_files[] = {"plan.csv", "plan.json", NULL};
+
+int kv_plan_out_open(kv_outdir *o, const char *dir, kv_diag *diag)
 {
-    static const char *const names[F_COUNT] = {"plan.csv", "plan.json"};
+    return kv_outdir_open(o, dir, plan_files, kv_plot_figure_names(KV_PLOT_PLAN), diag);
+}
+
+int kv_plan_write_files(const kv_plan *p, kv_outdir *o, kv_diag *diag)
+{
     kv_afile f[F_COUNT];
     memset(f, 0, sizeof f);
-    int rc = kv_mkdir_p(dir, diag);
-    for (int i = 0; rc == 0 && i < F_COUNT; i++) {
-        char *path = kv_path_join(dir, names[i]);
-        rc = kv_afile_open(&f[i], path, diag);
-        free(path);
-    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < F_COUNT; i++)
+        rc = kv_afile_open(&f[i], kv_outdir_path(o, plan_files[i]), diag);
     if (rc == 0) {
         write_csv(f[F_CSV].f, p);
         json_t *j = kv_plan_json(p);
         if (json_dumpf(j, f[F_JSON].f, KV_JSON_FLAGS) != 0 || fputc('\n', f[F_JSON].f) == EOF)
-            rc = kv_diag_set(diag, -KV_EIO, "cannot write '%s'", f[F_JSON].path);
+            kv_afile_note_error(&f[F_JSON]); /* the commit reports it */
         json_decref(j);
     }
-    /* Both closed without error before either is renamed into place. */
-    for (int i = 0; rc == 0 && i < F_COUNT; i++)
-        rc = kv_afile_close(&f[i], diag);
+    /* Both complete in the temporary directory before it takes DIR's place. */
     for (int i = 0; rc == 0 && i < F_COUNT; i++)
         rc = kv_afile_commit(&f[i], diag);
     for (int i = 0; i < F_COUNT; i++)
         kv_afile_abort(&f[i]);
+    rc = kv_outdir_diag(o, rc, diag);
+    if (rc == 0)
+        rc = kv_outdir_commit(o, diag);
+    else
+        kv_outdir_abort(o);
     return rc;
 }

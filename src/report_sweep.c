@@ -203,7 +203,7 @@ int kv_sweep_csv_write(const char *path, const kv_sweep_row *rows, size_t n, kv_
     kv_afile o;
     int rc = kv_afile_open(&o, path, diag);
     if (rc == 0) {
-        fwrite(b.s, 1, b.len, o.f);
+        kv_afile_write(&o, b.s, b.len); /* checked at commit */
         rc = kv_afile_commit(&o, diag);
     }
     kv_buf_release(&b);

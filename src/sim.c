@@ -108,6 +108,10 @@ static int loop(driver *d, kv_diag *diag)
             continue;
         }
         int rc = kv_engine_advance(d->engine, diag);
+        if (rc == -KV_ERANGE && diag && d->trace->path) { /* the trace the row is in */
+            kv_diag engine = *diag;
+            kv_diag_set(diag, rc, "%s: %s", d->trace->path, engine.msg);
+        }
         if (rc != 0)
             return rc;
         if (ev == KV_ENGINE_STEP_START && kv_engine_steps(d->engine) % progress_every == 0)

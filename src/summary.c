@@ -247,14 +247,14 @@ static json_t *value_json(const kv_summary *s, const kv_field *f)
     case KV_FIELD_BOOL:
         return json_boolean(*CAT(s, f, bool));
     case KV_FIELD_STR:
-        return json_string(*CAT(s, f, str_t) ? *CAT(s, f, str_t) : "");
+        return kv_json_text(*CAT(s, f, str_t)); /* never dropped, even not UTF-8 */
     case KV_FIELD_STRN:
-        return *CAT(s, f, str_t) ? json_string(*CAT(s, f, str_t)) : json_null();
+        return *CAT(s, f, str_t) ? kv_json_text(*CAT(s, f, str_t)) : json_null();
     case KV_FIELD_STRV: {
         json_t *a = json_array();
         char *const *v = *CAT(s, f, strv_t);
         for (size_t k = 0; k < strv_count(s, f); k++)
-            json_array_append_new(a, json_string(v[k]));
+            json_array_append_new(a, kv_json_text(v[k]));
         return a;
     }
     }

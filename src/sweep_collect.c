@@ -8,6 +8,16 @@
  * configurations), so each gives one row: O(rows²) comparisons, fine for a row per
  * configuration.  Subdirectories with a stderr.txt but no summary.json are configurations
  * sweep saw fail: they are reported through a callback and left out.
+ *
+ * One workload per table.  sweep.csv has columns only for the knobs a sweep varies, so
+ * rows that differ in anything else (another trace, model, GPU, time model…) would sit side
+ * by side indistinguishable: every row must agree with the first on the fields of
+ * same_fields below, else collecting fails naming the two directories and the field.  The
+ * trace is compared as the file it names (realpath from the current directory when it
+ * resolves, else the text), so "traces/x.jsonl" and "/abs/traces/x.jsonl" agree.
+ *
+ * Clearing (kv_sweep_clear) checks the whole directory before removing anything, so a
+ * refusal leaves it as it was.
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <dirent.h>
@@ -17,9 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/outdir.h"
 #include "kvsim/path.h"
+#include "kvsim/plot.h"
+#include "kvsim/report.h"
 #include "kvsim/sweep.h"
 
 typedef struct collect {
@@ -74,7 +88,9 @@ static int add_tree(collect *m, const char *dir, kv_diag *diag)
     char **names = NULL;
     size_t n = 0, cap = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        /* Hidden names are never configurations: ".", "..", and the temporary directory of
+         * a run in progress or killed (outdir.h), which may hold a summary.json already. */
+        if (e->d_name[0] == '.')
             continue;
         kv_grow((void **)&names, &cap, n + 1, sizeof *names);
         names[n++] = kv_xstrdup(e->d_name);
@@ -99,6 +115,66 @@ static int add_tree(collect *m, const char *dir, kv_diag *diag)
     return rc;
 }
 
+/* What every row of one sweep.csv must share: the workload and the setup, everything of
+ * the config echo but the swept knobs (block size, pool size, watermark, free order, max
+ * seqs, preempt), what they derive (block bytes, budget, pool source, notes) and the
+ * bytes per token, which the model and sharding fix. */
+static const char *const same_fields[] = {
+    "config.trace",
+    "config.format",
+    "config.trace_block_size",
+    "config.limit",
+    "config.time_scale",
+    "config.rate",
+    "config.shared_prefix",
+    "config.seed",
+    "config.model",
+    "config.gpu",
+    "config.tp",
+    "config.pp",
+    "config.kv_dtype",
+    "config.max_batched_tokens",
+    "config.chunked_prefill",
+    "config.prefix_caching",
+    "config.admit_full_prompt",
+    "config.time_model",
+    "requests.total",
+};
+
+/* A string field's text; for the trace, the file it names when that resolves. */
+static const char *field_text(const kv_summary *s, const kv_field *f, char *buf)
+{
+    const char *t = *(char *const *)((const char *)s + f->offset);
+    t = t ? t : "";
+    if (strcmp(f->path, "config.trace") == 0 && realpath(t, buf))
+        return buf;
+    return t;
+}
+
+/* 0 when b agrees with a on every same_field, else -KV_EINVAL naming the first that
+ * differs. */
+static int same_workload(const kv_sweep_row *a, const kv_sweep_row *b, kv_diag *diag)
+{
+    for (size_t i = 0; i < sizeof same_fields / sizeof same_fields[0]; i++) {
+        const kv_field *f = kv_summary_field(same_fields[i]);
+        char va[PATH_MAX + 64], vb[PATH_MAX + 64];
+        if (f->type == KV_FIELD_STR) {
+            char ra[PATH_MAX], rb[PATH_MAX];
+            snprintf(va, sizeof va, "%s", field_text(&a->summary, f, ra));
+            snprintf(vb, sizeof vb, "%s", field_text(&b->summary, f, rb));
+        } else {
+            snprintf(va, sizeof va, "%.15g", kv_summary_number(&a->summary, f));
+            snprintf(vb, sizeof vb, "%.15g", kv_summary_number(&b->summary, f));
+        }
+        if (strcmp(va, vb) != 0)
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "'%s' and '%s' differ in %s ('%s' and '%s'), which sweep.csv has "
+                               "no column for: their rows would be mixed; merge them separately",
+                               a->dir, b->dir, f->path, va, vb);
+    }
+    return 0;
+}
+
 int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
                      kv_sweep_row **rows, size_t *n, kv_diag *diag)
 {
@@ -111,7 +187,87 @@ int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out l
         free(m.real[i]);
     free(m.real);
     kv_sweep_rows_sort(m.rows, m.n);
+    for (size_t i = 1; rc == 0 && i < m.n; i++)
+        rc = same_workload(&m.rows[0], &m.rows[i], diag);
     *rows = m.rows;
     *n = m.n;
     return rc;
+}
+
+/* ---- clearing an earlier sweep (sweep --force) --------------------------------------- */
+
+/* Whether name (an entry of a sweep directory) is a file a sweep writes there. */
+static bool is_sweep_file(const char *name)
+{
+    if (strcmp(name, "sweep.csv") == 0 || strcmp(name, KV_SWEEP_TRACE_COPY) == 0 ||
+        kv_outdir_is_temp_name(name))
+        return true;
+    const char *dot = strrchr(name, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+        return false;
+    for (const char *const *f = kv_plot_figure_names(KV_PLOT_SWEEP); *f; f++)
+        if (strlen(*f) == (size_t)(dot - name) && strncmp(*f, name, (size_t)(dot - name)) == 0)
+            return true;
+    return false;
+}
+
+/* Whether name (an entry of a configuration directory) is a file a run writes there. */
+static bool is_run_file(const char *name)
+{
+    for (const char *const *f = kv_out_file_names(); *f; f++)
+        if (strcmp(*f, name) == 0)
+            return true;
+    if (kv_outdir_is_temp_name(name))
+        return true;
+    const char *dot = strrchr(name, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+        return false;
+    for (const char *const *f = kv_plot_figure_names(KV_PLOT_RUN); *f; f++)
+        if (strlen(*f) == (size_t)(dot - name) && strncmp(*f, name, (size_t)(dot - name)) == 0)
+            return true;
+    return false;
+}
+
+/* Walk dir (depth 0: the sweep directory, 1: a configuration directory): check every
+ * entry (remove false) or remove them (remove true).  0, or -KV_EIO naming what is not a
+ * sweep's. */
+static int clear_walk(const char *dir, int depth, bool remove, kv_diag *diag)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *p = kv_path_join(dir, e->d_name);
+        struct stat st;
+        bool ok = lstat(p, &st) == 0;
+        if (ok && S_ISDIR(st.st_mode) && depth == 0) {
+            rc = clear_walk(p, 1, remove, diag);
+            if (rc == 0 && remove && rmdir(p) != 0)
+                rc = kv_diag_set(diag, -KV_EIO, "cannot remove '%s': %s", p, strerror(errno));
+        } else if (ok && S_ISREG(st.st_mode) &&
+                   (depth == 0 ? is_sweep_file(e->d_name) : is_run_file(e->d_name))) {
+            if (remove && unlink(p) != 0)
+                rc = kv_diag_set(diag, -KV_EIO, "cannot remove '%s': %s", p, strerror(errno));
+        } else {
+            rc = kv_diag_set(diag, -KV_EIO,
+                             "'%s' was not written by kvsim sweep; not removing the earlier "
+                             "sweep in '%s'",
+                             p, dir);
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+int kv_sweep_clear(const char *dir, kv_diag *diag)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 && errno == ENOENT)
+        return 0;
+    int rc = clear_walk(dir, 0, false, diag);
+    return rc == 0 ? clear_walk(dir, 0, true, diag) : rc;
 }

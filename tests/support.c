@@ -1,13 +1,18 @@
 /* Test support: spawn kvsim with pipes, temp dirs, file helpers (see support.h). */
+#define _GNU_SOURCE /* unshare, CLONE_NEW* */
 #include "support.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,24 +80,61 @@ static char **child_env(const char *const *env)
     return out;
 }
 
-static run_result spawn(const char *const *env, const char *in, const char *const *args);
+static run_result spawn(const char *const *env, const char *const *args)
+{
+    run_opts o = {.env = env};
+    return run_kvsim_opts(&o, args);
+}
 
 run_result run_kvsimv(const char *const *args)
 {
-    return spawn(NULL, NULL, args);
+    return spawn(NULL, args);
 }
 
 run_result run_kvsim_env(const char *const *env, const char *const *args)
 {
-    return spawn(env, NULL, args);
+    return spawn(env, args);
 }
 
 run_result run_kvsim_stdin(const char *in, const char *const *args)
 {
-    return spawn(NULL, in, args);
+    run_opts o = {.stdin_path = in};
+    return run_kvsim_opts(&o, args);
 }
 
-static run_result spawn(const char *const *env, const char *in, const char *const *args)
+/* In the child, before exec: the file descriptors and limits of *o. */
+static void child_setup(const run_opts *o, int out_w, int err_w, int in_r)
+{
+    if (o->stdin_text) {
+        dup2(in_r, 0);
+        close(in_r);
+    } else if (o->stdin_path) {
+        int fd = open(o->stdin_path, O_RDONLY);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, 0);
+        close(fd);
+    }
+    if (o->stdout_path) {
+        int fd = open(o->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, 1);
+        close(fd);
+    } else {
+        dup2(out_w, 1);
+    }
+    dup2(err_w, 2);
+    if (o->fsize_limit > 0) {
+        signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails (EFBIG) instead */
+        struct rlimit rl = {(rlim_t)o->fsize_limit, (rlim_t)o->fsize_limit};
+        setrlimit(RLIMIT_FSIZE, &rl);
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+kvsim_child start_kvsim(const run_opts *o, const char *const *args)
 {
     const char *bin = getenv("KVSIM_BIN");
     cr_assert(bin, "KVSIM_BIN not set (run the tests through meson test)");
@@ -103,35 +145,118 @@ static run_result spawn(const char *const *env, const char *in, const char *cons
     argv[0] = (char *)bin;
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = (char *)args[i];
-    char **envp = child_env(env);
-    int out_pipe[2], err_pipe[2];
+    char **envp = child_env(o->env);
+    int out_pipe[2], err_pipe[2], in_pipe[2] = {-1, -1};
     cr_assert(pipe(out_pipe) == 0 && pipe(err_pipe) == 0);
+    if (o->stdin_text)
+        cr_assert(pipe(in_pipe) == 0);
     fflush(NULL);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
-        int fd = in ? open(in, O_RDONLY) : -1;
-        if (in && (fd < 0 || dup2(fd, 0) < 0))
-            _exit(126);
-        dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
+        child_setup(o, out_pipe[1], err_pipe[1], in_pipe[0]);
         close(out_pipe[0]);
         close(err_pipe[0]);
         close(out_pipe[1]);
         close(err_pipe[1]);
+        if (in_pipe[1] >= 0)
+            close(in_pipe[1]);
         execve(bin, argv, envp);
         _exit(127);
     }
     close(out_pipe[1]);
     close(err_pipe[1]);
-    run_result r;
-    r.out = drain(out_pipe[0], err_pipe[0], &r.err);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (o->stdin_text) {
+        close(in_pipe[0]);
+        size_t len = strlen(o->stdin_text); /* small: fits the pipe's buffer */
+        ssize_t w = write(in_pipe[1], o->stdin_text, len);
+        cr_assert_eq(w, (ssize_t)len);
+        close(in_pipe[1]);
+    }
     free(argv);
     free(envp);
+    return (kvsim_child){pid, out_pipe[0], err_pipe[0]};
+}
+
+run_result finish_kvsim(kvsim_child *c)
+{
+    run_result r;
+    r.out = drain(c->out, c->err, &r.err);
+    int st = 0;
+    waitpid(c->pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return r;
+}
+
+run_result run_kvsim_opts(const run_opts *o, const char *const *args)
+{
+    kvsim_child c = start_kvsim(o, args);
+    return finish_kvsim(&c);
+}
+
+/* ---- a small file system ------------------------------------------------------------ */
+
+static bool write_proc(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    return ok;
+}
+
+/* This test process in a mount namespace of its own (and, without root, a user namespace
+ * that maps the caller to root), so its mounts are seen only by it and the kvsim it runs,
+ * and vanish with it. */
+static bool private_mounts(void)
+{
+    static int state; /* 0 not tried, 1 done, -1 impossible */
+    if (state)
+        return state > 0;
+    state = -1;
+    if (unshare(CLONE_NEWNS) != 0) {
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        char map[64];
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            return false;
+        write_proc("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+        if (!write_proc("/proc/self/uid_map", map))
+            return false;
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+        if (!write_proc("/proc/self/gid_map", map))
+            return false;
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return false;
+    state = 1;
+    return true;
+}
+
+char *mount_small_tmpfs(size_t bytes)
+{
+    if (!private_mounts())
+        return NULL;
+    char *dir = make_temp_dir();
+    char opt[64];
+    snprintf(opt, sizeof opt, "size=%zu", bytes);
+    if (mount("tmpfs", dir, "tmpfs", 0, opt) != 0) {
+        rmdir(dir);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+void unmount_small_tmpfs(char *dir)
+{
+    if (!dir)
+        return;
+    umount2(dir, MNT_DETACH);
+    rmdir(dir);
+    free(dir);
 }
 
 run_result run_kvsim(const char *arg0, ...)

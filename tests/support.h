@@ -46,6 +46,33 @@ run_result run_kvsim_env(const char *const *env, const char *const *args);
 run_result run_kvsim_stdin(const char *in, const char *const *args);
 void run_result_free(run_result *r);
 
+/* How to run kvsim beyond its arguments: the fault a test injects. */
+typedef struct run_opts {
+    const char *const *env;  /* as run_kvsim_env, or NULL */
+    const char *stdin_path;  /* the child's stdin is this file; NULL: inherited */
+    const char *stdin_text;  /* or this text through a pipe (a stream, not a file; small) */
+    const char *stdout_path; /* the child's stdout goes to this file ("/dev/full"); NULL:
+                                captured in out */
+    long long fsize_limit;   /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored, so a write past
+                                it fails with EFBIG as on a full disk */
+} run_opts;
+run_result run_kvsim_opts(const run_opts *o, const char *const *args);
+
+/* The same, in two halves, for a test that acts while kvsim runs (sends it a signal). */
+typedef struct kvsim_child {
+    int pid;
+    int out, err; /* pipes, read by finish_kvsim */
+} kvsim_child;
+kvsim_child start_kvsim(const run_opts *o, const char *const *args);
+run_result finish_kvsim(kvsim_child *c);
+
+/* A fresh directory with a tmpfs of `bytes` mounted on it, private to this test process
+ * (a mount namespace; a user namespace too without root) and the kvsim it runs: a full
+ * file system on demand.  NULL when the system allows neither (then skip the test).
+ * Undo with unmount_small_tmpfs (which frees dir). */
+char *mount_small_tmpfs(size_t bytes);
+void unmount_small_tmpfs(char *dir);
+
 /* kvsim's error contract: exit `status`, nothing on stdout, stderr exactly one line that
  * starts with `prefix` (e.g. "kvsim: error: ") and, when `contains` is not NULL, holds it. */
 void assert_error_line(const run_result *r, int status, const char *prefix, const char *contains);

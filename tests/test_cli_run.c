@@ -461,11 +461,23 @@ Test(cli_run, clock_overflow_is_an_error_not_a_wrap)
                    "{\"arrival\": 9223372036.854, \"prompt_len\": 100, \"output_len\": 50}\n");
     char *out = path_in(dir, "late");
     run_result r = run_kvsim("run", t, "--num-blocks", "1000", "--out", out, NULL);
-    assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
+    /* The message names the trace and the row (issue 12). */
+    char want[4200];
+    snprintf(want, sizeof want,
+             "kvsim: error: %s: the simulated clock passed 2^63 ns (292 years) at step 1, in "
+             "the step of row 0 (line 1, arriving at 9223372036.853999616 s): arrivals or step "
+             "times are too large\n",
+             t);
+    assert_error_line(&r, 1, want, NULL);
     cr_assert(!file_exists(at(out, "summary.json")), "no output after the error");
     run_result_free(&r);
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "linear:1e9,1e9,1e9", NULL);
-    assert_error_line(&r, 1, "kvsim: error: the simulated clock passed 2^63 ns", NULL);
+    const char *tiny = src_path("traces/tiny.csv");
+    r = run_kvsim("run", tiny, "--time-model", "linear:1e9,1e9,1e9", NULL);
+    snprintf(want, sizeof want,
+             "kvsim: error: %s: the simulated clock passed 2^63 ns (292 years) at step 2, in "
+             "the step of row 5 (line 7, arriving at 2.000000000 s)",
+             tiny);
+    assert_error_line(&r, 1, want, NULL);
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny.csv"), "--time-model", "fixed:1e10", NULL);
     assert_error_line(&r, 2,

@@ -344,10 +344,10 @@ Test(sweep, j1_and_j2_write_identical_sweep_csv)
     const char *jobs[] = {"1", "2"};
     for (int k = 0; k < 2; k++) {
         /* The same --out both times: the dir column is part of the bytes compared, and a
-         * rerun over an existing sweep is the case to get right. */
+         * rerun over an existing sweep (--force) is the case to get right. */
         run_result r = run_kvsim("sweep", mooncake(), "--limit", "20", "--out", tmp, "--watermark",
                                  "0,0.01,0.05,0.2", "--kv-budget", "1GiB", "--time-model",
-                                 "fixed:0.01", "-j", jobs[k], NULL);
+                                 "fixed:0.01", "-j", jobs[k], "--force", NULL);
         assert_ok(&r);
         run_result_free(&r);
         char *text = read_file(csv, NULL);
@@ -475,6 +475,13 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
     free(write_file(failing, "summary.json", "{\"stale\": true}\n"));
     run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget",
                              "3MiB", "--time-model", "fixed:0.01", NULL);
+    assert_error_line(&r, 1, "kvsim: error: ",
+                      "is not empty (it holds "
+                      "'b16_kv3MiB_wm0.01_split_s256_fcfs'; an earlier "
+                      "sweep?): give a new directory, or --force");
+    run_result_free(&r);
+    r = run_kvsim("sweep", tiny(), "--out", tmp, "--block-size", "16,8", "--kv-budget", "3MiB",
+                  "--time-model", "fixed:0.01", "--force", NULL);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "kvsim: error: configuration 'b16_kv3MiB_wm0.01_split_s256_fcfs' "
                             "failed, exit 1: KV budget 3.00 MiB (3.15 MB) holds 1 blocks of "

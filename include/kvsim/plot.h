@@ -55,6 +55,11 @@ typedef struct kv_plot_options {
                                   NULL when there is none: -KV_ENOPROG */
 } kv_plot_options;
 
+/* The figures one kind of directory can get (kind: one KV_PLOT_* bit), NULL-terminated:
+ * each is NAME.png and NAME.svg.  An output directory kvsim replaces as a whole may hold
+ * them (outdir.h). */
+const char *const *kv_plot_figure_names(unsigned kind);
+
 /* The KV_PLOT_* mask for dir; 0 when it holds nothing plottable or is not a directory.
  * Cannot fail. */
 unsigned kv_plot_detect(const char *dir);

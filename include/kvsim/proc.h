@@ -4,8 +4,10 @@
  *
  * Each job is posix_spawn(program, argv), by default "/proc/self/exe": the same kvsim; no
  * shell, no PATH lookup, so what runs is exactly the argv built.  stdin and stdout go to
- * /dev/null, stderr to the job's own file (opened by the parent before spawning).  Every
- * child is reaped before kv_proc_run returns.
+ * /dev/null; stderr goes to a pipe the parent reads while the child runs, so what a child
+ * says reaches the caller in memory even when no file can be written (a full file system
+ * is exactly when a child has something to say).  Every child is reaped before
+ * kv_proc_run returns.
  */
 #ifndef KVSIM_PROC_H
 #define KVSIM_PROC_H
@@ -13,20 +15,33 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What is kept of a child's stderr: its first KV_PROC_ERR_HEAD bytes and its last
+ * KV_PROC_ERR_TAIL bytes (a line saying how many were skipped in between). */
+enum { KV_PROC_ERR_HEAD = 16384, KV_PROC_ERR_TAIL = 16384 };
+
 typedef struct kv_job {
-    const char *program;     /* the executable's path; NULL: this binary */
-    char *const *argv;       /* NULL-terminated; argv[1…] are the program's arguments */
-    const char *stderr_path; /* the child's stderr goes here (truncated first) */
-    int exit_code;           /* out: exit status, 128 + signal, or -1 if never started */
-    int signal;              /* out: the signal that ended it, or 0 */
-    char *failure;           /* out, malloc'd: "exit 1: <first stderr line>"; NULL on 0 */
+    const char *program; /* the executable's path; NULL: this binary */
+    char *const *argv;   /* NULL-terminated; argv[1…] are the program's arguments */
+    int exit_code;       /* out: exit status, 128 + signal, or -1 if never started */
+    int signal;          /* out: the signal that ended it, or 0 */
+    char *err;           /* out, malloc'd: what it wrote on stderr (kept as above),
+                            NUL-terminated; NULL when it wrote nothing */
+    size_t err_len;      /* out: bytes in err */
+    char *failure;       /* out, malloc'd: "exit 1: <first stderr line>"; NULL on 0 */
 } kv_job;
 
 /* Called after every job that ends: done of n, running still. */
 typedef void (*kv_proc_progress)(void *ctx, size_t done, size_t n, size_t running);
 
 /* Run every job, at most `parallel` at once, started in order.  Returns when all have
- * ended; an empty stderr file of a successful job is removed. */
+ * ended and were reaped; release each job's outputs with kv_job_release. */
 void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress progress, void *ctx);
+/* Free a job's outputs (err, failure). */
+void kv_job_release(kv_job *j);
+
+/* Send sig to every child kv_proc_run has running in this process and wait for each to
+ * end.  Async-signal-safe (kill, waitpid): for the CLI's signal handler, so an
+ * interrupted sweep leaves no configuration running (each cleans up after itself). */
+void kv_proc_signal_children(int sig);
 
 #endif

@@ -1,9 +1,10 @@
 /* report: the files a run writes (DESIGN §8), atomically.
  *
- * Every file goes to a temp file in the output directory first (kv_afile); kv_out_commit
- * renames them into place only when all were written and closed without error, and
- * kv_out_abort removes them, so a failed run never leaves a truncated file that looks
- * complete.
+ * Every file goes to a temporary directory beside the output directory first (kv_afile
+ * files in a kv_outdir); kv_out_commit puts it in the output directory's place only when
+ * every file was written and closed without error, and kv_out_abort removes it, so a
+ * failed or interrupted run never leaves a truncated file that looks complete, nor its
+ * files beside an earlier run's.
  * timeseries.csv streams one row per sample during the run (memory stays O(1) in steps).
  */
 #ifndef KVSIM_REPORT_H
@@ -15,6 +16,7 @@
 
 #include "kvsim/error.h"
 #include "kvsim/metrics.h"
+#include "kvsim/outdir.h"
 #include "kvsim/sim.h"
 #include "kvsim/strbuf.h"
 
@@ -52,9 +54,15 @@ json_t *kv_report_perf_json(double wall, const kv_run_result *r);
 struct kv_plan;
 /* plan.json's object (new reference). */
 json_t *kv_plan_json(const struct kv_plan *p);
-/* Write plan.csv and plan.json into dir (created if missing), each atomically.
- * 0 or -KV_EIO with a diag. */
-int kv_plan_write_files(const struct kv_plan *p, const char *dir, kv_diag *diag);
+/* Check dir for a plan's files (missing, or holding only plan.csv, plan.json and the plan's
+ * figure: outdir.h) and make the temporary directory they are written into — before the
+ * search, so an unusable DIR is an error before any replay.  0, or -KV_EINVAL / -KV_EIO
+ * with a diag (*o done). */
+int kv_plan_out_open(kv_outdir *o, const char *dir, kv_diag *diag);
+/* Write plan.csv and plan.json into o and commit it: DIR then holds this plan's files and
+ * nothing of an earlier one.  0 or -KV_EIO with a diag (o aborted, DIR as it was); *o is
+ * done either way. */
+int kv_plan_write_files(const struct kv_plan *p, kv_outdir *o, kv_diag *diag);
 
 /* ---- estimate (report_estimate.c) ----------------------------------------------------- */
 struct kv_estimate;
@@ -66,24 +74,32 @@ json_t *kv_estimate_json(const kv_setup *s, const kv_setup_options *so,
 /* ---- a run's files ------------------------------------------------------------------ */
 typedef struct kv_out kv_out; /* opaque */
 
-/* Create dir (and parents) and open timeseries.csv.tmp.  0 or -KV_EIO with a diag. */
+/* Check dir (a missing directory, or one holding only what a run writes: outdir.h) and
+ * open timeseries.csv in a temporary directory beside it.  0, or -KV_EINVAL / -KV_EIO with
+ * a diag; nothing is left behind on error. */
 int kv_out_open(kv_out **out, const char *dir, kv_diag *diag);
 /* Engine on_sample callback: ctx is the kv_out.  A write error surfaces at commit
  * (ferror on close). */
 void kv_out_sample(void *ctx, const kv_sample *s);
-/* Write summary.json, perf.json (NULL skips it) and requests.csv, then rename all into
- * place.  Takes ownership of nothing.  0 or -KV_EIO with a diag (nothing renamed). */
+/* Write summary.json, perf.json (NULL skips it) and requests.csv, then put the directory
+ * in dir's place (kv_outdir_commit): dir then holds this run's files and nothing else.
+ * Takes ownership of nothing.  0 or -KV_EIO with a diag naming DIR/NAME (dir as it was). */
 int kv_out_commit(kv_out *o, const json_t *summary, const json_t *perf, const kv_run_result *r,
                   kv_diag *diag);
-/* Remove temporaries and free.  Safe after commit (then it only frees).  NULL ok. */
+/* Remove the temporary directory and free.  Safe after commit (then it only frees).  NULL
+ * ok. */
 void kv_out_abort(kv_out *o);
-/* Remove the files a run writes from dir, and stderr.txt (where sweep keeps a failed run's
- * messages), so none of an earlier run can be mistaken for this one's.  Missing files are
- * fine.  0 or -KV_EIO with diag "cannot remove 'DIR/NAME': …". */
-int kv_out_clear(const char *dir, kv_diag *diag);
+/* The files a run directory may hold besides its figures, NULL-terminated: the four a run
+ * writes and stderr.txt (where sweep keeps a failed configuration's messages). */
+const char *const *kv_out_file_names(void);
 
-/* Create dir and its parents (mkdir -p).  0 or -KV_EIO with a diag ("cannot create
- * directory …", "'x' is not a directory"). */
+/* Create dir and its parents (mkdir -p).  0, or -KV_EINVAL for "" or -KV_EIO with a diag
+ * ("cannot create directory …", "'x' is not a directory"). */
 int kv_mkdir_p(const char *dir, kv_diag *diag);
+
+/* A JSON string of text that may not be valid UTF-8 (a path, a name from the command line):
+ * each byte that is not part of a valid UTF-8 sequence becomes U+FFFD, so the value is
+ * never dropped (jansson refuses invalid UTF-8).  New reference; text NULL gives "". */
+json_t *kv_json_text(const char *text);
 
 #endif

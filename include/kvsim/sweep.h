@@ -135,10 +135,22 @@ bool kv_sweep_is_config_dir(const char *dir);
 typedef void (*kv_sweep_left_out)(void *ctx, const char *dir);
 /* The rows of every finished configuration in dirs, sorted (kv_sweep_rows_sort): a
  * configuration directory is one row, any other is searched one level deep; a directory
- * given or found twice gives one row.  left_out may be NULL.  0, or -KV_EIO / -KV_EPARSE
- * with a diag (an unreadable directory or summary); *rows (*n of them, each to release)
- * must be freed either way. */
+ * given or found twice gives one row.  Every row must have replayed the same workload on
+ * the same setup (trace, model, GPU, …: everything sweep.csv has no column for).
+ * left_out may be NULL.  0, or -KV_EIO / -KV_EPARSE with a diag (an unreadable directory
+ * or summary), or -KV_EINVAL naming two directories and the field they differ in; *rows
+ * (*n of them, each to release) must be freed either way. */
 int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
                      kv_sweep_row **rows, size_t *n, kv_diag *diag);
+
+/* The name under which sweep keeps its copy of a trace that cannot be read twice (a pipe,
+ * /dev/stdin), in the sweep directory: the configurations read it there. */
+#define KV_SWEEP_TRACE_COPY "trace"
+
+/* Remove an earlier sweep from dir (`kvsim sweep --force`): sweep.csv, the sweep figures,
+ * the trace copy, and every subdirectory holding only what a run writes (its files,
+ * figures and stderr.txt).  Anything else makes it refuse before it removes anything:
+ * -KV_EIO naming the first such entry.  A missing dir is 0. */
+int kv_sweep_clear(const char *dir, kv_diag *diag);
 
 #endif

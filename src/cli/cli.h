@@ -33,6 +33,10 @@ int cli_error(int code, const char *fmt, ...)
 /* cli_error(code, "%s", diag->msg), with the quantities the library names in braces
  * ("{sample_every}") rendered as the running command's options ("--sample-every"). */
 int cli_diag(int code, const kv_diag *diag);
+/* Flush standard output and check it was written: CLI_OK, or CLI_RUNTIME after printing
+ * "kvsim: error: cannot write to standard output: <reason>" (a full disk, /dev/full, a
+ * closed pipe).  Commands call it after their output; main once more at the end. */
+int cli_flush_stdout(void);
 /* The exit code for a library error in option resolution: -KV_EINVAL is a usage error
  * (2), anything else a runtime error (1). */
 int cli_code(int err);
@@ -46,6 +50,8 @@ typedef enum cli_store {
     CLI_TRUE,     /* a flag: the bool at offset becomes true */
     CLI_FALSE,    /* a flag: the bool at offset becomes false */
     CLI_STR,      /* the const char * at offset keeps the value (it points into argv) */
+    CLI_PATH,     /* as CLI_STR, for a file or directory name: an empty one is a usage
+                     error ("--out: the name is empty"), never a path into the cwd */
 } cli_store;
 
 typedef struct cli_opt {
@@ -63,6 +69,7 @@ typedef struct cli_opt {
 #define CLI_SET(T, field)   CLI_TRUE, 0, offsetof(T, field)
 #define CLI_CLEAR(T, field) CLI_FALSE, 0, offsetof(T, field)
 #define CLI_TEXT(T, field)  CLI_STR, 0, offsetof(T, field)
+#define CLI_FILE(T, field)  CLI_PATH, 0, offsetof(T, field)
 
 /* A titled run of options in --help, with optional prose after them. */
 typedef struct cli_section {

@@ -240,15 +240,15 @@ static int exec(void *state, int argc, char **argv)
     if (c->json) {
         json_t *j = kv_json_stamped(kv_estimate_json(&s, &c->mo, &e), cli_command_line());
         if (json_dumpf(j, stdout, KV_JSON_FLAGS) != 0 || fputc('\n', stdout) == EOF)
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+            rc = cli_flush_stdout(); /* says why */
         json_decref(j);
     } else {
         print_geometry(&s);
         print_capacity(c, &s, &e);
         print_ledgers(&s, &e);
     }
-    if (rc == CLI_OK && (fflush(stdout) != 0 || ferror(stdout)))
-        rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+    if (rc == CLI_OK)
+        rc = cli_flush_stdout();
     return rc;
 }
 

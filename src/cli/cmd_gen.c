@@ -110,7 +110,7 @@ static const cli_opt other_opts[] = {
 };
 
 static const cli_opt output_opts[] = {
-    {"out", 'o', "FILE", CLI_TEXT(gen_cmd, out),
+    {"out", 'o', "FILE", CLI_FILE(gen_cmd, out),
      "write to FILE atomically (temp file + rename; nothing is\n"
      "left on error; an existing FILE is kept) instead of\n"
      "standard output ('-'); prints a one-line summary on stderr"},

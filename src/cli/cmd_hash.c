@@ -103,8 +103,8 @@ static int print_hashes(const hash_cmd *o, const uint32_t *tokens, size_t n)
         fprintf(stderr, "kvsim: note: %zu tokens make no full block of %u\n", n, o->block_size);
     free(d);
     kv_hasher_destroy(h);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return cli_error(CLI_RUNTIME, "cannot write to standard output");
+    if (cli_flush_stdout() != CLI_OK)
+        return CLI_RUNTIME;
     return CLI_OK;
 }
 

@@ -22,7 +22,7 @@ typedef struct merge_cmd {
 } merge_cmd;
 
 static const cli_opt options[] = {
-    {"out", 'o', "FILE", CLI_TEXT(merge_cmd, out),
+    {"out", 'o', "FILE", CLI_FILE(merge_cmd, out),
      "where sweep.csv goes ('-' = stdout); default DIR/sweep.csv\n"
      "when one sweep directory is given (required otherwise)"},
     {"quiet", 'q', NULL, CLI_SET(merge_cmd, quiet), "print no table"},
@@ -68,8 +68,8 @@ static int exec(void *state, int argc, char **argv)
     if (rc == CLI_OK && !m->quiet && strcmp(path, "-") != 0) {
         cli_sweep_print_table(stdout, rows, n);
         printf("kvsim merge: %zu configuration%s into %s\n", n, n == 1 ? "" : "s", path);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     for (size_t i = 0; i < n; i++)
         kv_sweep_row_release(&rows[i]);

@@ -2,9 +2,10 @@
  *
  * Flow: options → kv_plan_init (setup and time model, before any file is read) → the
  * search bounds from --min/--max (parsed here: sizes need the setup's block bytes) → the
- * trace, loaded once with its arrivals unscaled → kv_plan_set_trace → kv_plan_run (the
- * library's planner: src/planner.c replays every probe in process) → the answer on stdout
- * (or --json) → plan.csv and plan.json with --out (src/report_plan.c).
+ * trace, loaded once with its arrivals unscaled → kv_plan_set_trace → --out DIR checked →
+ * kv_plan_run (the library's planner: src/planner.c replays every probe in process) → the
+ * answer on stdout (or --json) → plan.csv and plan.json with --out (src/report_plan.c), into a
+ * temporary directory checked and made before the first replay and put in DIR's place at the end.
  */
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ static const cli_opt search_opts[] = {
 };
 
 static const cli_opt output_opts[] = {
-    {"out", 'o', "DIR", CLI_TEXT(PA, out), "write plan.csv (one row per probe) and plan.json"},
+    {"out", 'o', "DIR", CLI_FILE(PA, out), "write plan.csv (one row per probe) and plan.json"},
     {"json", 0, NULL, CLI_SET(PA, json), "print plan.json instead of the human answer"},
     {"quiet", 'q', NULL, CLI_SET(PA, quiet), "print nothing on success"},
     {"plot", 0, NULL, CLI_SET(PA, plot), "draw plan_curve.png/.svg into DIR (needs --out)"},
@@ -206,9 +207,9 @@ static void show_progress(void *ctx, size_t i, double x, kv_plan_over over)
     fflush(stderr);
 }
 
-/* Options parsed: set up, load, search.  0 or an exit code after printing. */
+/* Options parsed: set up, load, check --out, search.  0 or an exit code after printing. */
 static int plan_search(kv_plan *p, kv_plan_config *pc, const plan_args *a, const char *path,
-                       kv_trace **trace)
+                       kv_trace **trace, kv_outdir *out)
 {
     const kv_sim_options *so = &a->so;
     kv_diag d;
@@ -225,6 +226,9 @@ static int plan_search(kv_plan *p, kv_plan_config *pc, const plan_args *a, const
         return cli_diag(CLI_RUNTIME, &d);
     if ((rc = kv_plan_set_trace(p, *trace, path, &d)) != 0)
         return cli_diag(CLI_USAGE, &d);
+    /* --out DIR is usable before the first replay, not after the last. */
+    if (a->out && kv_plan_out_open(out, a->out, &d) != 0)
+        return cli_diag(CLI_RUNTIME, &d);
     progress_ctx pg = {!a->quiet && !a->json && isatty(2)};
     rc = kv_plan_run(p, show_progress, &pg, &d);
     if (pg.on)
@@ -232,11 +236,11 @@ static int plan_search(kv_plan *p, kv_plan_config *pc, const plan_args *a, const
     return rc == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
 }
 
-static int plan_output(const kv_plan *p, const plan_args *a)
+static int plan_output(const kv_plan *p, const plan_args *a, kv_outdir *out)
 {
     kv_diag d;
     int rc = CLI_OK;
-    if (a->out && kv_plan_write_files(p, a->out, &d) != 0)
+    if (a->out && kv_plan_write_files(p, out, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
     if (rc == CLI_OK && !a->quiet) {
         if (a->json) {
@@ -247,8 +251,8 @@ static int plan_output(const kv_plan *p, const plan_args *a)
         } else {
             cli_plan_print(stdout, p);
         }
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     /* After the answer: a figure problem never hides it. */
     if (rc == CLI_OK && a->plot)
@@ -266,10 +270,13 @@ static int exec(void *state, int argc, char **argv)
     kv_plan p;
     memset(&p, 0, sizeof p);
     kv_trace *trace = NULL;
+    kv_outdir out;
+    memset(&out, 0, sizeof out);
     if (rc == CLI_OK)
-        rc = plan_search(&p, &pc, a, argv[argc - 1], &trace);
+        rc = plan_search(&p, &pc, a, argv[argc - 1], &trace, &out);
     if (rc == CLI_OK)
-        rc = plan_output(&p, a);
+        rc = plan_output(&p, a, &out);
+    kv_outdir_abort(&out); /* a search that failed: nothing of it in DIR */
     kv_plan_release(&p);
     kv_trace_free(trace);
     return rc;

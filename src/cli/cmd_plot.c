@@ -124,8 +124,8 @@ static int plot_one(const char *dir, const plot_tools *tools, bool quiet, bool *
         for (int i = 0; i < rep.n_figures; i++)
             printf("%s %s", i ? "," : "", rep.figures[i]);
         printf(" (.png, .svg)\n");
-        if (fflush(stdout) != 0 || ferror(stdout))
-            return cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (cli_flush_stdout() != CLI_OK)
+            return CLI_RUNTIME;
     }
     return CLI_OK;
 }

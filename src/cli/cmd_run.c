@@ -26,7 +26,7 @@ typedef struct run_cmd {
 enum { OPT_SAMPLE_EVERY = 1 };
 
 static const cli_opt options[] = {
-    {"out", 'o', "DIR", CLI_TEXT(run_cmd, out),
+    {"out", 'o', "DIR", CLI_FILE(run_cmd, out),
      "write the output files into DIR (created if missing)"},
     {"sample-every", 0, "N", CLI_ID(OPT_SAMPLE_EVERY),
      "one timeseries.csv row every N steps (default: 1 for\ntraces below 40,000 requests, else requests / 20,000)"},
@@ -135,8 +135,8 @@ static int report(const run_cmd *r, run_out *o, double t0)
         } else {
             cli_print_summary(stdout, &o->summary);
         }
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     if (rc == CLI_OK && o->res.stop == -KV_ELIVELOCK)
         rc = cli_error(CLI_RUNTIME,

@@ -23,18 +23,28 @@
  * comparison is at equal memory.  --num-blocks with several block sizes compares equal
  * block counts (the budget then differs, and the header says so).
  *
- * Failures: a configuration that exits non-zero (its stderr is kept in NAME/stderr.txt)
- * is reported with its exit code and first stderr line after all others finished; the
- * others still make sweep.csv; sweep exits 1.  Out of scope: retries, resuming a partial
- * sweep (rerun it, or run the missing lines of --emit-jobs and `kvsim merge`).
+ * Failures: a configuration that exits non-zero is reported with its exit code and first
+ * stderr line after all others finished (its stderr reaches sweep through a pipe, so the
+ * message survives a full disk; sweep keeps it in NAME/stderr.txt when it can); the others
+ * still make sweep.csv; sweep exits 1.
+ *
+ * DIR: new or empty, so one sweep never lands beside another (--force removes an earlier
+ * sweep first, kv_sweep_clear).  A trace that cannot be read twice (a pipe, /dev/stdin)
+ * is copied once into DIR/trace, which every configuration reads: each is its own process
+ * and could not read the pipe again, and the copy keeps every line rerunnable.
+ *
+ * Out of scope: retries, resuming a partial sweep (rerun it with --force, or run the
+ * missing lines of --emit-jobs and `kvsim merge`).
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,8 +76,10 @@ typedef struct config {
 typedef struct sweep {
     const char *trace, *out, *emit; /* trace: the one positional argument */
     uint32_t jobs, sample_every;    /* sample_every 0: not given */
-    bool quiet, plot;
-    kv_setup_options mo; /* validated values; the axis fields are set per use */
+    bool quiet, plot, force;
+    const char *given_trace; /* the TRACE argument; trace is the copy when it had to be made */
+    char *trace_copy;        /* DIR/trace for a trace that cannot be read twice, or NULL */
+    kv_setup_options mo;     /* validated values; the axis fields are set per use */
     kv_sim_options so;
     kv_sweep_space space;
     pass_opt *pass;
@@ -96,13 +108,17 @@ static const cli_opt list_opts[] = {
 };
 
 static const cli_opt output_opts[] = {
-    {"out", 'o', "DIR", CLI_TEXT(sweep, out),
+    {"out", 'o', "DIR", CLI_FILE(sweep, out),
      "required; DIR/NAME per configuration, NAME =\n"
      "b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
      "(e.g. b16_wm0.01_split_s256_fcfs), plus DIR/sweep.csv;\n"
-     "stale run files in DIR/NAME are removed first"},
+     "DIR must be new or empty (see --force)"},
+    {"force", 0, NULL, CLI_SET(sweep, force),
+     "DIR holds an earlier sweep: remove its files first\n"
+     "(sweep.csv, figures, configuration directories;\n"
+     "refused if DIR holds anything else)"},
     {"jobs", 'j', "N", CLI_ID(OPT_JOBS), "configurations at once (default: online cores)"},
-    {"emit-jobs", 0, "FILE", CLI_TEXT(sweep, emit),
+    {"emit-jobs", 0, "FILE", CLI_FILE(sweep, emit),
      "write one 'kvsim run' command line per configuration to\n"
      "FILE ('-' = stdout), absolute paths, and run nothing;\n"
      "afterwards 'kvsim merge DIR' writes sweep.csv"},
@@ -130,6 +146,8 @@ static const cli_section sections[] = {
     {"output", output_opts,
      "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
      "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
+     "A TRACE that cannot be read twice (a pipe, /dev/stdin, <(...)) is copied to\n"
+     "DIR/trace first, and the configurations read the copy.\n"
      "Every other option below is passed unchanged to every configuration.\n"},
     {0},
 };
@@ -320,7 +338,9 @@ static void print_header(FILE *f, const sweep *s)
     const kv_setup *u = &s->setup;
     char a[64];
     fprintf(f, "kvsim sweep: %zu configuration%s of %s (%zu requests) into %s\n", s->n_cfg,
-            s->n_cfg == 1 ? "" : "s", s->trace, s->n_requests, s->out);
+            s->n_cfg == 1 ? "" : "s", s->given_trace, s->n_requests, s->out);
+    if (s->trace_copy)
+        fprintf(f, "  trace      read once into %s (it cannot be read twice)\n", s->trace_copy);
     fprintf(f, "  setup      %s on %s, TP%u PP%u, %s KV, %.0f B/token per rank\n", u->model.name,
             u->gpu.name, u->shard.tp, u->shard.pp, kv_dtype_name(u->model.kv_dtype),
             u->shard.bytes_per_token_rank);
@@ -388,15 +408,90 @@ static int make_out_dir(const sweep *s)
     return CLI_OK;
 }
 
-/* Each configuration's directory exists and holds none of a previous run's files, so a
- * configuration that fails now cannot leave an old summary.json for `kvsim merge`. */
-static int prepare_config_dirs(const sweep *s)
+/* The first entry of dir other than "." and "..", into name; false when there is none (or
+ * dir cannot be read: mkdir and the writes will say why). */
+static bool first_entry(const char *dir, char *name, size_t n)
+{
+    DIR *d = opendir(dir);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(name, n, "%s", e->d_name);
+            found = true;
+        }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* A second sweep never lands beside a first: DIR must be missing or empty, or (--force)
+ * hold only an earlier sweep, whose files are then removed.  Checked before anything is
+ * written; the removal itself happens in clear_out_dir, once the sweep is known to run. */
+static int check_out_dir(const sweep *s)
+{
+    char name[256];
+    if (!first_entry(s->out, name, sizeof name))
+        return CLI_OK;
+    if (!s->force)
+        return cli_error(CLI_RUNTIME,
+                         "'%s' is not empty (it holds '%s'; an earlier sweep?): give a new "
+                         "directory, or --force to remove the earlier sweep first",
+                         s->out, name);
+    char real_trace[PATH_MAX], real_out[PATH_MAX];
+    size_t n;
+    if (realpath(s->given_trace, real_trace) && realpath(s->out, real_out) &&
+        strncmp(real_trace, real_out, n = strlen(real_out)) == 0 && real_trace[n] == '/')
+        return cli_error(CLI_RUNTIME, "--force would remove '%s' with the earlier sweep in '%s'",
+                         s->given_trace, s->out);
+    return CLI_OK;
+}
+
+static int clear_out_dir(const sweep *s)
 {
     kv_diag d;
-    for (size_t i = 0; i < s->n_cfg; i++)
-        if (kv_mkdir_p(s->cfg[i].dir, &d) != 0 || kv_out_clear(s->cfg[i].dir, &d) != 0)
-            return cli_diag(CLI_RUNTIME, &d);
-    return CLI_OK;
+    return s->force && kv_sweep_clear(s->out, &d) != 0 ? cli_diag(CLI_RUNTIME, &d) : CLI_OK;
+}
+
+/* Whether the configurations could read the trace again by its name: a regular file, not
+ * reached through a descriptor of this process (/dev/stdin, /dev/fd/N, /proc/…/fd/N —
+ * the children have other descriptors). */
+static bool rereadable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return true; /* missing: loading it says so */
+    return S_ISREG(st.st_mode) && strncmp(path, "/dev/", 5) != 0 && strncmp(path, "/proc/", 6) != 0;
+}
+
+/* Read a trace that cannot be read twice into DIR/trace (atomically) once, so every
+ * configuration reads the same bytes.  Sets s->trace to the copy. */
+static int copy_trace(sweep *s)
+{
+    kv_diag d;
+    FILE *in = fopen(s->given_trace, "rb");
+    if (!in)
+        return cli_error(CLI_RUNTIME, "cannot open '%s': %s", s->given_trace, strerror(errno));
+    char *path = kv_path_join(s->out, KV_SWEEP_TRACE_COPY);
+    kv_afile o;
+    int rc = kv_afile_open(&o, path, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
+    char buf[1 << 16];
+    size_t n;
+    while (rc == CLI_OK && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, o.f) != n)
+            break; /* kv_afile_commit reports it */
+    if (rc == CLI_OK && ferror(in))
+        rc = cli_error(CLI_RUNTIME, "cannot read '%s': %s", s->given_trace, strerror(errno));
+    fclose(in);
+    if (rc == CLI_OK)
+        rc = kv_afile_commit(&o, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
+    kv_afile_abort(&o);
+    if (rc == CLI_OK) {
+        s->trace_copy = path;
+        s->trace = path;
+    } else {
+        free(path);
+    }
+    return rc;
 }
 
 /* --emit-jobs: one shell command line per configuration, in configuration order. */
@@ -434,16 +529,35 @@ static void show_progress(void *ctx, size_t done, size_t n, size_t running)
                 running);
 }
 
+/* Keep a failed configuration's stderr in DIR/NAME/stderr.txt.  What the child said is
+ * already in memory (proc.h), so a file that cannot be written costs only the copy:
+ * where it went, or why it is not there, goes into *where. */
+static void save_stderr(const config *c, const kv_job *j, char *where, size_t n)
+{
+    kv_diag d;
+    char *path = kv_path_join(c->dir, "stderr.txt");
+    kv_afile f;
+    int rc = kv_mkdir_p(c->dir, &d);
+    if (rc == 0)
+        rc = kv_afile_open(&f, path, &d);
+    if (rc == 0) {
+        if (j->err)
+            fwrite(j->err, 1, j->err_len, f.f);
+        rc = kv_afile_commit(&f, &d);
+    }
+    if (rc == 0)
+        snprintf(where, n, "stderr in '%s'", path);
+    else
+        snprintf(where, n, "its stderr not kept: %s", d.msg);
+    free(path);
+}
+
 /* Run every configuration, then sweep.csv and the table.  CLI_RUNTIME if any failed. */
 static int run_all(sweep *s)
 {
     kv_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
-    char **err_paths = kv_xcalloc(s->n_cfg, sizeof *err_paths);
-    for (size_t i = 0; i < s->n_cfg; i++) {
-        err_paths[i] = kv_path_join(s->cfg[i].dir, "stderr.txt");
+    for (size_t i = 0; i < s->n_cfg; i++)
         jobs[i].argv = s->cfg[i].argv;
-        jobs[i].stderr_path = err_paths[i];
-    }
     double t0 = wall_now();
     progress pg = {!s->quiet && isatty(2)};
     kv_proc_run(jobs, s->n_cfg, s->jobs, show_progress, &pg);
@@ -452,9 +566,12 @@ static int run_all(sweep *s)
     double wall = wall_now() - t0;
 
     kv_sweep_row *rows = kv_xcalloc(s->n_cfg, sizeof *rows);
+    char(*where)[sizeof(kv_diag) + 32] = kv_xcalloc(s->n_cfg, sizeof *where);
     size_t failed = 0;
     for (size_t i = 0; i < s->n_cfg; i++) {
         kv_diag d;
+        if (jobs[i].failure)
+            save_stderr(&s->cfg[i], &jobs[i], where[i], sizeof where[i]);
         if (jobs[i].exit_code == 0 && kv_sweep_row_load(&rows[i], s->cfg[i].dir, &d) == 0)
             continue;
         if (jobs[i].exit_code == 0) /* exited 0 without a readable summary */
@@ -475,22 +592,21 @@ static int run_all(sweep *s)
         if (rc == CLI_OK)
             printf("; wrote %s", csv);
         fputc('\n', stdout);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            rc = cli_error(CLI_RUNTIME, "cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     if (rc == CLI_OK && s->plot)
         rc = cli_plot_dir(s->out, s->quiet);
     for (size_t i = 0; i < s->n_cfg; i++) {
         if (jobs[i].failure)
-            cli_error(CLI_RUNTIME, "configuration '%s' failed, %s (stderr in '%s')", s->cfg[i].name,
-                      jobs[i].failure, err_paths[i]);
+            cli_error(CLI_RUNTIME, "configuration '%s' failed, %s (%s)", s->cfg[i].name,
+                      jobs[i].failure, where[i]);
         kv_sweep_row_release(&rows[i]);
-        free(jobs[i].failure);
-        free(err_paths[i]);
+        kv_job_release(&jobs[i]);
     }
+    free(where);
     free(rows);
     free(jobs);
-    free(err_paths);
     free(csv);
     return rc != CLI_OK ? rc : failed ? CLI_RUNTIME : CLI_OK;
 }
@@ -506,6 +622,7 @@ static void sweep_release(void *state)
     }
     free(s->cfg);
     free(s->pass);
+    free(s->trace_copy);
 }
 
 static uint32_t online_cores(void)
@@ -551,14 +668,32 @@ static int emit_jobs(const sweep *s, kv_afile *jobs, bool header)
 static int exec(void *state, int argc, char **argv)
 {
     sweep *s = state;
-    s->trace = argv[argc - 1];
+    s->trace = s->given_trace = argv[argc - 1];
     if (strcmp(s->trace, "-") == 0)
         return cli_error(CLI_USAGE, "kvsim sweep reads TRACE once per configuration, so it "
                                     "cannot be '-' (standard input): save it to a file first");
     size_t n_cfg = 0;
-    int rc = plan_configs(s, &n_cfg);
-    kv_afile jobs = {0};
     kv_diag d;
+    int rc = check_out_dir(s);
+    bool made_dir = false; /* DIR made for a trace copy: removed again if validation fails */
+    if (rc == CLI_OK && !rereadable(s->trace)) {
+        made_dir = access(s->out, F_OK) != 0;
+        rc = make_out_dir(s);
+        if (rc == CLI_OK)
+            rc = clear_out_dir(s);
+        if (rc == CLI_OK)
+            rc = copy_trace(s);
+    }
+    if (rc == CLI_OK)
+        rc = plan_configs(s, &n_cfg);
+    if (rc != CLI_OK && s->trace_copy) {
+        unlink(s->trace_copy);
+        if (made_dir)
+            rmdir(s->out);
+    }
+    if (rc == CLI_OK && !s->trace_copy)
+        rc = clear_out_dir(s); /* before the jobs file, which may be in DIR */
+    kv_afile jobs = {0};
     bool jobs_open = false; /* opened before DIR is created: a failure creates nothing */
     if (rc == CLI_OK && s->emit) {
         rc = kv_afile_open(&jobs, s->emit, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
@@ -566,11 +701,8 @@ static int exec(void *state, int argc, char **argv)
     }
     if (rc == CLI_OK)
         rc = make_out_dir(s);
-    if (rc == CLI_OK) {
+    if (rc == CLI_OK)
         build_configs(s, n_cfg, s->emit != NULL);
-        if (!s->emit)
-            rc = prepare_config_dirs(s);
-    }
     bool header = rc == CLI_OK && !s->quiet && !(s->emit && strcmp(s->emit, "-") == 0);
     if (header) {
         print_header(stdout, s);

@@ -25,6 +25,7 @@
  * Out of scope: option abbreviations, bundled short flags ("-qj4"), optional values.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,11 @@ int cli_apply(const cli_group *g, void *target, const cli_opt *o, const char *ar
     case CLI_TRUE:
     case CLI_FALSE:
         *(bool *)field = o->store == CLI_TRUE;
+        return CLI_OK;
+    case CLI_PATH:
+        if (!*arg)
+            return cli_error(CLI_USAGE, "--%s: the name is empty", o->name);
+        *(const char **)field = arg;
         return CLI_OK;
     case CLI_STR:
         *(const char **)field = arg;
@@ -454,7 +460,8 @@ bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t wn)
             return fail(why, wn, "%s: '--%s' takes the framework's help", cmd->name, o->name);
         if (!o->help || !*o->help || (o->store == CLI_CALL && !g->handle))
             return fail(why, wn, "%s: '--%s' has no help or no handler", cmd->name, o->name);
-        if ((o->store == CLI_STR) != (o->metavar != NULL) && o->store != CLI_CALL)
+        if ((o->store == CLI_STR || o->store == CLI_PATH) != (o->metavar != NULL) &&
+            o->store != CLI_CALL)
             return fail(why, wn, "%s: '--%s': a store that does not fit its value", cmd->name,
                         o->name);
     }
@@ -516,6 +523,15 @@ int cli_diag(int code, const kv_diag *diag)
     int rc = cli_error(code, "%s", b.s ? b.s : "");
     kv_buf_release(&b);
     return rc;
+}
+
+int cli_flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return CLI_OK;
+    return cli_error(CLI_RUNTIME, "cannot write to standard output: %s",
+                     errno ? strerror(errno) : "write error");
 }
 
 int cli_code(int err)
