@@ -52,6 +52,8 @@ typedef struct kv_request_spec {
     const char *id;      /* the trace's id, or NULL (then the row index is the id) */
     const char *adapter; /* LoRA name, NULL = none (an empty string means none) */
     const char *salt;    /* cache salt, NULL = none (empty means none) */
+    const char *session; /* conversation key for --router session (DESIGN §10 C3), NULL =
+                            none (empty means none); only the kvsim formats carry it */
     kv_content_kind content;
     const uint32_t *tokens;   /* prompt_len ids when content == TOKENS */
     const uint64_t *hash_ids; /* n_hash_ids = ⌈prompt_len/tb⌉ ids when content == HASH_IDS */
