@@ -147,8 +147,8 @@ static const cli_section sections[] = {
     {"Other fields", other_opts, NULL},
     {"Output", output_opts,
      "  Keys, in this order: id, arrival, prompt_len, output_len, then hash_ids,\n"
-     "  adapter, priority, session when present.  Rows without hash_ids are content-less: kvsim\n"
-     "  treats them as unique (no invented sharing).\n"},
+     "  adapter, priority, session when present.  Rows without hash_ids are\n"
+     "  content-less: kvsim treats them as unique (no invented sharing).\n"},
     {"example", NULL,
      "  kvsim gen --prompt p50=1000,p95=4000,p99=8000 --output p50=200,p95=600,p99=1000 \\\n"
      "            --rate 10 --requests 100000 --out trace.jsonl\n"},
