@@ -15,7 +15,8 @@
  *          gives fewer, bigger blocks; fixed blocks give a bigger budget), found by trying
  *          the key without them until some group holds two x values.
  *   plan   the SLO thresholds (plan.json "slo"), the answer (the highest load whose row
- *          has meets_slo true) and its arrival rate.
+ *          has meets_slo true) and its arrival rate; for a replica plan (plan.json "over"
+ *          replicas) the x column is replicas and the answer plan.json's fewest replicas.
  *
  * sweep.csv and plan.csv are read by plot_table.c.  Group finding is O(rows² · knobs),
  * fine for a row per configuration.
@@ -662,9 +663,19 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         if (rc == 0)
             rc = load_json(dir, "plan.json", &plan, diag);
     }
+    const char *over = plan ? jstr(plan, "over") : NULL;
+    if (rc == 0 && over && strcmp(over, "replicas") == 0 && kv__col_of(&t, "replicas") < 0)
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s: a replica plan without a 'replicas' column",
+                         t.path);
     if (rc == 0) {
         kv__fig *f = kv__figlist_add(out, "plan_curve");
         const json_t *slo = plan ? json_object_get(plan, "slo") : NULL;
+        if (over && strcmp(over, "replicas") == 0) { /* x: replicas; the answer: the fewest */
+            kv__gpvars_str(&f->vars, "xcol", "replicas");
+            kv__gpvars_num(&f->vars, "answer_replicas", jnum(plan, "answer_replicas"));
+            kv__gpvars_num(&f->vars, "answer_gpus", jnum(plan, "answer_gpus"));
+            best = NAN; /* the load is fixed: no load answer */
+        }
         kv__gpvars_num(&f->vars, "slo_ttft_p99_s", jnum(slo, "ttft_p99_s"));
         kv__gpvars_num(&f->vars, "slo_tpot_p99_s", jnum(slo, "tpot_p99_s"));
         kv__gpvars_num(&f->vars, "slo_preemption_rate", jnum(slo, "preemption_rate"));
@@ -674,7 +685,8 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         const char *trace = plan ? jstr(plan, "trace") : NULL;
         if (trace)
             add_part(title, sizeof title, " · ", kv_path_base(trace));
-        snprintf(part, sizeof part, "%zu loads", t.n_rows);
+        snprintf(part, sizeof part, "%zu %s", t.n_rows,
+                 over && strcmp(over, "replicas") == 0 ? "replica counts" : "loads");
         add_part(title, sizeof title, " · ", part);
         kv__gpvars_str(&f->vars, "title_info", title);
     }
