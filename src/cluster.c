@@ -507,6 +507,7 @@ int kv_cluster_replay(const kv_engine_config *cfg, uint32_t replicas,
     res->sim_time_ns = res->stats.last_step_end > res->last_arrival_ns ? res->stats.last_step_end
                                                                        : res->last_arrival_ns;
     progress(&d, res->sim_time_ns);
+    res->blocks_hashed = kv_hasher_blocks_hashed(d.hasher);
     release_driver(&d);
     return rc;
 }

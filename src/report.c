@@ -216,25 +216,64 @@ void kv_report_timeseries_header(kv_buf *b, bool replica)
     kv_buf_putc(b, '\n');
 }
 
-#define PUT_TIME(b, v) kv_buf_ns(b, v)
-#define PUT_U(b, v)    kv_buf_u64(b, (uint64_t)(v))
-#define PUT_F6(b, v)   kv_buf_printf(b, "%.6f", v)
+/* A timeseries row is formatted into one stack buffer and appended once: it is written
+ * for every step of every replica, so its cost is per-step overhead (a cluster of R
+ * replicas runs about R times as many steps).  The digits are exactly those of "%llu",
+ * kv_buf_ns and "%.6f". */
+enum { ROW_MAX = 1024 }; /* 18 columns of at most 32 characters */
+
+static char *row_u(char *p, uint64_t v)
+{
+    char d[20];
+    int n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = d[--n];
+    return p;
+}
+
+static char *row_time(char *p, int64_t ns)
+{
+    p = row_u(p, (uint64_t)(ns / 1000000000));
+    int64_t f = ns % 1000000000;
+    *p = '.';
+    for (int i = 9; i >= 1; i--) {
+        p[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    return p + 10;
+}
+
+static char *row_f6(char *p, double v)
+{
+    int n = snprintf(p, 64, "%.6f", v);
+    return p + (n > 0 && n < 64 ? n : 0);
+}
+
+#define PUT_TIME(p, v) row_time(p, v)
+#define PUT_U(p, v)    row_u(p, (uint64_t)(v))
+#define PUT_F6(p, v)   row_f6(p, v)
 
 void kv_report_timeseries_row(kv_buf *b, const kv_sample *s, bool replica)
 {
+    char line[ROW_MAX], *p = line;
     bool first = true;
 #define X(name, kind, member)                                                                      \
     if (!first)                                                                                    \
-        kv_buf_putc(b, ',');                                                                       \
-    PUT_##kind(b, s->member);                                                                      \
+        *p++ = ',';                                                                                \
+    p = PUT_##kind(p, s->member);                                                                  \
     if (replica && first) {                                                                        \
-        kv_buf_putc(b, ',');                                                                       \
-        kv_buf_u64(b, s->replica);                                                                 \
+        *p++ = ',';                                                                                \
+        p = row_u(p, s->replica);                                                                  \
     }                                                                                              \
     first = false;
     KV_SAMPLE_COLUMNS(X)
 #undef X
-    kv_buf_putc(b, '\n');
+    *p++ = '\n';
+    kv_buf_put(b, line, (size_t)(p - line));
 }
 
 /* ---- perf.json ---------------------------------------------------------------------- */
@@ -248,6 +287,7 @@ json_t *kv_report_perf_json(double wall, const kv_run_result *r)
     json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
     json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
     json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
+    json_object_set_new(p, "blocks_hashed", json_integer((json_int_t)r->blocks_hashed));
     json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
     json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
     json_object_set_new(p, "sim_seconds_per_wall_second",

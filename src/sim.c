@@ -170,6 +170,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     res->sim_time_ns = res->stats.last_step_end > res->last_arrival_ns ? res->stats.last_step_end
                                                                        : res->last_arrival_ns;
     progress(&d, res->sim_time_ns);
+    res->blocks_hashed = kv_hasher_blocks_hashed(hasher);
     kv_engine_destroy(d.engine);
     kv_hasher_destroy(hasher);
     return rc;

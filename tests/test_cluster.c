@@ -601,3 +601,31 @@ Test(cluster, session_rows_follow_their_first_row)
     cr_assert_neq(rep[0], rep[1], "b's first row sees a's replica loaded");
     cr_assert_eq(res.cluster->session_rows, 5);
 }
+
+Test(cluster, every_block_is_hashed_once_whatever_r_and_the_policy)
+{
+    /* DESIGN §9/§10: a request's chain is computed once and shared; with every request
+     * finished the run hashes each one's ⌊(prompt + output − 1)/b⌋ full blocks exactly
+     * once, for one replica or many, under any router or view. */
+    random_trace(21, 100);
+    kv_engine_config c = config(400, 8, "fixed:0.01");
+    uint64_t want = 0;
+    for (size_t i = 0; i < trace.n; i++)
+        want += (specs[i].prompt_len + specs[i].output_len - 1) / 8;
+    kv_diag d;
+    cr_assert_eq(kv_replay(&c, &trace, "t", "bf16", 0, NULL, &ref, &d), 0, "%s", d.msg);
+    cr_assert_eq(ref.stats.sched.finished, trace.n);
+    cr_assert_eq(ref.blocks_hashed, want);
+    static const char *const policies[] = {"prefix", "round-robin", "weighted", "kv-cost"};
+    for (int k = 0; k < 4; k++) {
+        kv_router_config rc = router(policies[k], 3);
+        rc.view = k % 2 ? KV_ROUTER_APPROX : KV_ROUTER_EXACT;
+        cr_assert_eq(kv_cluster_replay(&c, 3 + (uint32_t)k, &rc, &trace, "t", "bf16", 0, NULL,
+                                       &res, &d),
+                     0, "%s", d.msg);
+        cr_assert_eq(res.stats.sched.finished, trace.n);
+        cr_assert_eq(res.blocks_hashed, want, "%s: hashed %llu, want %llu", policies[k],
+                     (unsigned long long)res.blocks_hashed, (unsigned long long)want);
+        kv_run_result_release(&res);
+    }
+}

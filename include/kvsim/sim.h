@@ -75,6 +75,7 @@ typedef struct kv_run_result {
     int64_t sim_time_ns; /* max(end of the last step, last arrival) */
     kv_engine_stats stats;
     int stop; /* 0, or the engine error that stopped the run (-KV_ELIVELOCK, …) */
+    uint64_t blocks_hashed; /* SHA-256 block hashes computed (perf.json; DESIGN §9) */
     struct kv_cluster_result *cluster; /* R ≥ 2 replicas (cluster.h), else NULL; owned */
 } kv_run_result;
 
