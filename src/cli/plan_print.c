@@ -288,9 +288,7 @@ void cli_plan_print(FILE *f, const kv_plan *p)
         else if (p->over == KV_PLAN_REPLICAS)
             fprintf(f, "  cluster     each replica TP%llu PP%llu = %u GPU(s), behind %s\n",
                     (unsigned long long)c->tp, (unsigned long long)c->pp, p->gpus_per_replica,
-                    p->search.n && p->probes[p->search.n - 1].summary.cluster.router
-                        ? p->probes[p->search.n - 1].summary.cluster.router
-                        : "one router");
+                    kv_router_policy_name(p->sim_opts__.router.policy));
     }
     print_slos(f, p);
     kv_plan_binding b;
