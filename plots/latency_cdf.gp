@@ -5,7 +5,7 @@
 # The percentiles marked are summary.json's (the same interpolation the human summary
 # prints), passed as ttft_p50, ttft_p95, ttft_p99, tpot_p50, tpot_p95, tpot_p99; when they
 # are absent the points are left out.  n_finished / n_total label the title; n_finished = 0
-# draws empty panels that say so instead of failing.
+# draws empty panels that say so instead of failing.  col_shift: see below.
 if (!exists("plots")) plots = "plots"
 load plots.'/common.gp'
 name = "latency_cdf"
@@ -21,8 +21,12 @@ has(v) = exists(v) ? value(v) > 0 : 0
 pct_title(v, p) = has(v) ? sprintf("P%d  %s", p, human_s(value(v))) : ""
 pct_x(v) = has(v) ? value(v) : NaN
 
+# A cluster run's requests.csv has two more columns before ttft_s (replica,
+# predicted_hit_tokens): kvsim passes col_shift = 2 then.
+if (!exists("col_shift")) col_shift = 0
 # The value plotted from column col of a row: finished rows with a positive value only.
-sample(col) = (strcol(13) eq "finished" && column(col) > 0 ? column(col) : NaN)
+sample(col) = (strcol(13 + col_shift) eq "finished" && column(col + col_shift) > 0 \
+               ? column(col + col_shift) : NaN)
 # How many rows each panel has (0 when every TPOT is undefined, say): stats on the file.
 # The CDFs are computed once into $TTFT and $TPOT and thinned to at most ~2000 steps per
 # curve (a 19,000-request run would otherwise give a megabyte of SVG path).

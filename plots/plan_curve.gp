@@ -7,6 +7,8 @@
 #   slo_ttft_p99_s, slo_tpot_p99_s, slo_preemption_rate   thresholds
 #   answer_load       the highest load with meets_slo true (absent: none met the SLOs)
 #   answer_rate       its arrival rate (req/s)
+#   xcol              the x column: "load" (default), or "replicas" for a replica plan,
+#                     whose answer is answer_replicas (answer_gpus GPUs)
 #   title_info        for the title
 if (!exists("plots")) plots = "plots"
 if (!exists("dir")) dir = "."
@@ -31,19 +33,25 @@ panel_title(k) = word("'P99 time to first token' 'P99 time per output token' \
                        'preemption rate'", k)
 panel_ylabel(k) = word("'TTFT P99 (s, log scale)' 'TPOT P99 (ms)' \
                         'preemptions per request (%)'", k)
-answer_text = has("answer_load") ? \
+if (!exists("xcol")) xcol = "load"
+by_replicas = xcol eq "replicas"
+answer_text = by_replicas ? (has("answer_replicas") ? \
+    sprintf("answer: %d replicas (%d GPUs) meet every SLO", answer_replicas, answer_gpus) : \
+    "no replica count meets every SLO") : has("answer_load") ? \
     sprintf("answer: load %g×%s meets every SLO", answer_load, \
             has("answer_rate") ? sprintf(" (%.3g req/s)", answer_rate) : "") : \
     "no load meets every SLO"
+answer_x = by_replicas ? (has("answer_replicas") ? answer_replicas : NaN) : \
+           (has("answer_load") ? answer_load : NaN)
 
 do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
     set output outfile(name, ext)
-    set multiplot title "Capacity plan: SLO metrics against load\n".title_info."\n".answer_text \
-        font ",14"
+    set multiplot title "Capacity plan: SLO metrics against ".(by_replicas ? "replicas" : "load") \
+        ."\n".title_info."\n".answer_text font ",14"
     grid_rows = 1; grid_cols = 3; gap_x = 0.085; grid_top = 0.80; grid_bottom = 0.2
     set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.06
-    set xlabel "load (multiple of the trace arrival rate)"
+    set xlabel (by_replicas ? "replicas" : "load (multiple of the trace arrival rate)")
     set format x "%g"
     unset key
     do for [k = 1:3] {
@@ -65,15 +73,15 @@ do for [ext in "png svg"] {
             set yrange [0:*]
         }
         set format y "%g"
-        if (has("answer_load")) {
-            set arrow from answer_load, graph 0 to answer_load, graph 1 nohead lw 2 \
+        if (answer_x == answer_x) {
+            set arrow from answer_x, graph 0 to answer_x, graph 1 nohead lw 2 \
                 dt (4, 3) lc rgb c_green back
         }
         # The threshold as a function, so that y autoscaling includes it.
-        plot file using "load":(metric(k)) with lines lw 2 lc rgb c_grey, \
+        plot file using xcol:(metric(k)) with lines lw 2 lc rgb c_grey, \
              (slo(k)) with lines dt (8, 5) lw 2 lc rgb c_red, \
-             file using "load":(only_ok(metric(k))) with points pt 7 ps 1.6 lc rgb c_green, \
-             file using "load":(only_bad(metric(k))) with points pt 9 ps 1.8 lc rgb c_red
+             file using xcol:(only_ok(metric(k))) with points pt 7 ps 1.6 lc rgb c_green, \
+             file using xcol:(only_bad(metric(k))) with points pt 9 ps 1.8 lc rgb c_red
     }
     # Legend strip
     set lmargin at screen 0.02; set rmargin at screen 0.98
@@ -86,7 +94,8 @@ do for [ext in "png svg"] {
          NaN with points pt 9 ps 1.8 lc rgb c_red title "misses an SLO", \
          NaN with lines dt (8, 5) lw 2 lc rgb c_red title "SLO threshold", \
          NaN with lines dt (4, 3) lw 2 lc rgb c_green \
-            title (has("answer_load") ? "highest load meeting every SLO" : "")
+            title (answer_x == answer_x ? (by_replicas ? "fewest replicas meeting every SLO" \
+                                                         : "highest load meeting every SLO") : "")
     @house_style
     unset multiplot
     set output

@@ -91,6 +91,7 @@ struct kv_hasher {
     uint32_t block_size;
     uint8_t *buf; /* encoding buffer: worst case every position its own run, + PAD_SLACK */
     size_t buf_cap; /* message bytes it holds (PAD_SLACK more are allocated) */
+    uint64_t hashed; /* blocks hashed so far (kv_hasher_block calls) */
 };
 
 static uint8_t *put_u32(uint8_t *p, uint32_t v)
@@ -256,6 +257,11 @@ const kv_digest *kv_hasher_seed(const kv_hasher *h)
     return &h->seed;
 }
 
+uint64_t kv_hasher_blocks_hashed(const kv_hasher *h)
+{
+    return h->hashed;
+}
+
 uint32_t kv_hasher_block_size(const kv_hasher *h)
 {
     return h->block_size;
@@ -336,6 +342,7 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
     uint32_t b = h->block_size;
     uint32_t lo = j * b, hi = lo + b;
     uint8_t *p = h->buf;
+    h->hashed++;
     memcpy(p, parent->b, KV_DIGEST_LEN);
     p += KV_DIGEST_LEN;
     if (lo < c->prompt_len)

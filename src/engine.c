@@ -36,6 +36,7 @@ struct kv_engine {
     int64_t step_start; /* of the step in flight */
     kv_engine_event next;
     int64_t at;   /* time of next, when not IDLE */
+    kv_sample last; /* the sample of the last step started */
     bool stopped; /* an advance failed: nothing more until abandoned */
 };
 
@@ -108,6 +109,7 @@ static void take_sample(kv_engine *e, int64_t now, int64_t dt)
 {
     kv_sample s = {0};
     const kv_sched_counters *sc = kv_sched_counters_get(e->sched);
+    s.replica = e->cfg.replica;
     const kv_prefix_stats *ps = kv_cache_prefix_stats(e->cache);
     s.time_ns = now;
     s.dt_ns = dt;
@@ -134,6 +136,7 @@ static void take_sample(kv_engine *e, int64_t now, int64_t dt)
         s.effective_tokens = kv_sched_effective_tokens(e->sched);
         e->cfg.on_sample(e->cfg.ctx, &s);
     }
+    e->last = s;
 }
 
 static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
@@ -182,8 +185,8 @@ static int step_end(kv_engine *e, int64_t now, kv_diag *diag)
 {
     kv_sched_step_end(e->sched, &e->batch, now);
     if (e->cfg.on_step_end) {
-        kv_step_view v = {e->steps,      e->step_start, now,      e->cfg.reqs,
-                          e->cfg.n_reqs, e->pool,       &e->batch};
+        kv_step_view v = {e->cfg.replica, e->steps, e->step_start, now,
+                          e->cfg.reqs,    e->cfg.n_reqs, e->pool,     &e->batch};
         e->cfg.on_step_end(e->cfg.ctx, &v);
     }
     e->batch.n = 0;
@@ -235,6 +238,11 @@ void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out)
 const kv_pool *kv_engine_pool(const kv_engine *e)
 {
     return e->pool;
+}
+
+const kv_sample *kv_engine_last_sample(const kv_engine *e)
+{
+    return &e->last;
 }
 
 uint32_t kv_engine_num_running(const kv_engine *e)

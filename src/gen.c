@@ -360,6 +360,11 @@ static int write_row(gen *g, const row *r, FILE *out)
         lb_str(l, ",\"priority\":");
         lb_u64(l, r->priority);
     }
+    if (c->sessions) { /* the conversation, for `kvsim run --router session` */
+        lb_str(l, ",\"session\":\"s");
+        lb_u64w(l, r->conv, 6);
+        lb_str(l, "\"");
+    }
     lb_str(l, "}\n");
     if (fwrite(l->b, 1, l->len, out) != l->len)
         return kv_diag_set(g->diag, -KV_EIO, "write failed");

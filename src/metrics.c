@@ -50,6 +50,35 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double kv_max_over_mean(const double *x, size_t n)
+{
+    double sum = 0, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += x[i];
+        max = x[i] > max ? x[i] : max;
+    }
+    return sum > 0 ? max / (sum / (double)n) : 1.0;
+}
+
+/* Over sorted values x_(1) ≤ … ≤ x_(n): G = 2 Σ i·x_(i) / (n Σ x) − (n + 1)/n, the
+ * population form without the O(n²) pair sum. */
+double kv_gini(const double *x, size_t n)
+{
+    double *v = kv_xmalloc((n ? n : 1) * sizeof *v);
+    memcpy(v, x, n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0, weighted = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i];
+        weighted += (double)(i + 1) * v[i];
+    }
+    free(v);
+    if (!(sum > 0))
+        return 0.0;
+    double g = 2 * weighted / ((double)n * sum) - (double)(n + 1) / (double)n;
+    return g > 0 ? g : 0.0; /* equal values: rounding may leave −1e-17 */
+}
+
 double kv_percentile(const double *sorted, size_t n, double p)
 {
     double pos = p / 100.0 * (double)(n - 1);

@@ -18,7 +18,16 @@
 
 const char *kv_plan_over_name(kv_plan_over o)
 {
-    return o == KV_PLAN_LOAD ? "load" : o == KV_PLAN_NUM_BLOCKS ? "num_blocks" : "kv_budget";
+    return o == KV_PLAN_LOAD         ? "load"
+           : o == KV_PLAN_NUM_BLOCKS ? "num_blocks"
+           : o == KV_PLAN_REPLICAS   ? "replicas"
+                                     : "kv_budget";
+}
+
+/* Whether o searches the pool (num_blocks or kv_budget). */
+static bool pool_search(kv_plan_over o)
+{
+    return o == KV_PLAN_NUM_BLOCKS || o == KV_PLAN_KV_BUDGET;
 }
 
 int kv_plan_over_parse(const char *arg, kv_plan_over *out)
@@ -29,6 +38,8 @@ int kv_plan_over_parse(const char *arg, kv_plan_over *out)
         *out = KV_PLAN_NUM_BLOCKS;
     else if (strcmp(arg, "kv_budget") == 0 || strcmp(arg, "kv-budget") == 0)
         *out = KV_PLAN_KV_BUDGET;
+    else if (strcmp(arg, "replicas") == 0)
+        *out = KV_PLAN_REPLICAS;
     else
         return -KV_EINVAL;
     return 0;
@@ -52,19 +63,23 @@ int kv_plan_init(kv_plan *p, const kv_plan_config *cfg, const kv_setup_options *
     p->base_time_scale = so->trace.time_scale;
     p->setup_opts__ = *mo;
     p->sim_opts__ = *so;
-    if (cfg->over != KV_PLAN_LOAD && (mo->num_blocks || mo->kv_budget))
+    if (pool_search(cfg->over) && (mo->num_blocks || mo->kv_budget))
         return kv_diag_set(diag, -KV_EINVAL, "{over} %s searches the pool size: drop %s",
                            kv_plan_over_name(cfg->over),
                            mo->num_blocks ? "{num_blocks}" : "{kv_budget}");
-    /* The setup: the user's pool for a load search; for pool searches a 2-block pool of the
-     * same geometry, for the block size and bytes per block. */
+    if (cfg->over == KV_PLAN_REPLICAS && so->replicas > 1)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{over} replicas searches the number of replicas: drop {replicas}");
+    /* The setup: the user's pool for a load or replica search; for pool searches a 2-block
+     * pool of the same geometry, for the block size and bytes per block. */
     kv_setup_options base = *mo;
-    if (cfg->over != KV_PLAN_LOAD)
+    if (pool_search(cfg->over))
         base.num_blocks = 2;
     int rc = kv_setup_resolve(&base, &p->setup__, diag);
     if (rc != 0)
         return rc;
     p->block_bytes = p->setup__.cap.block_bytes;
+    p->gpus_per_replica = p->setup__.shard.tp * p->setup__.shard.pp;
     kv_engine_config check; /* the time model, before any file is read */
     return kv_sim_engine_config(so, &p->setup__, &check, diag);
 }
@@ -128,6 +143,14 @@ static int search_config(kv_plan *p, const kv_trace *trace, kv_search_config *sc
         sc->min = KV_PLAN_LOAD_MIN_DEFAULT;
         sc->max = KV_PLAN_LOAD_MAX_DEFAULT;
         sc->start = 1;
+    } else if (p->over == KV_PLAN_REPLICAS) {
+        /* From one replica up, doubling, then bisecting to adjacent counts: the answer's
+         * R − 1 is always probed, so no tolerance and no confirmation step. */
+        sc->integer = true;
+        sc->min = 1;
+        sc->max = KV_PLAN_MAX_REPLICAS_DEFAULT;
+        sc->tolerance = 0;
+        sc->confirm = 0;
     } else {
         sc->integer = true;
         sc->min = 2;
@@ -147,11 +170,16 @@ static int search_config(kv_plan *p, const kv_trace *trace, kv_search_config *sc
     if (!(sc->min < sc->max))
         return kv_diag_set(diag, -KV_EINVAL, "{min} (%g) must be below {max} (%g)%s", sc->min,
                            sc->max,
-                           p->over == KV_PLAN_LOAD || cfg->has_max
+                           !pool_search(p->over) || cfg->has_max
                                ? ""
                                : ": the default {max} is the pool that holds the whole trace");
-    if (p->over != KV_PLAN_LOAD)
+    if (p->over == KV_PLAN_REPLICAS && sc->max > KV_SIM_MAX_REPLICAS)
+        return kv_diag_set(diag, -KV_EINVAL, "{max} (%g) must be at most %u replicas", sc->max,
+                           KV_SIM_MAX_REPLICAS);
+    if (pool_search(p->over))
         sc->start = sc->max;
+    else if (p->over == KV_PLAN_REPLICAS)
+        sc->start = sc->min;
     /* The most stretched probe must still fit 64-bit nanoseconds. */
     double slowest = p->over == KV_PLAN_LOAD ? sc->min : p->fixed_load;
     double last = (double)trace->reqs[trace->n - 1].arrival_ns * time_scale_for(p, slowest);
@@ -237,7 +265,7 @@ static int probe(kv_plan *p, double x, kv_plan_probe *pr, kv_diag *diag)
     const kv_setup *setup = &p->setup__;
     pr->load = p->over == KV_PLAN_LOAD ? x : p->fixed_load;
     pr->value = x;
-    if (p->over != KV_PLAN_LOAD) {
+    if (pool_search(p->over)) {
         int rc = probe_setup(p, x, pr, &own, diag);
         if (rc != 0)
             return rc;
@@ -251,6 +279,10 @@ static int probe(kv_plan *p, double x, kv_plan_probe *pr, kv_diag *diag)
 
     kv_sim_options so = p->sim_opts__;
     so.trace.time_scale = pr->time_scale; /* the config echo says how to replay it */
+    if (p->over == KV_PLAN_REPLICAS)
+        so.replicas = (uint32_t)x;
+    pr->replicas = so.replicas;
+    pr->gpus = (uint64_t)so.replicas * p->gpus_per_replica;
     kv_engine_config cfg;
     kv_run_result res;
     memset(&res, 0, sizeof res);

@@ -39,6 +39,15 @@ int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t no
                         kv_diag *diag);
 int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag);
 
+/* A cluster run's own figures (plot_cluster.c): cluster_blocks (physical blocks over time
+ * per replica from timeseries.csv, lines up to 16 replicas, quantile bands beyond) and
+ * cluster_replicas (routed requests and hit rate per replica, from the summary).  s is
+ * the run's summary, title its figure title, rows timeseries.csv's data rows.  0 or
+ * -KV_EIO / -KV_EPARSE with the diag set. */
+struct kv_summary;
+int kv__plot_cluster_figs(const char *dir, const struct kv_summary *s, const char *title,
+                          double rows, kv__figlist *out, kv_diag *diag);
+
 /* ---- CSV tables (plot_table.c) ----------------------------------------------------- */
 typedef struct kv__table {
     char *path;    /* dir/name, for messages */

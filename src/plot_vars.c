@@ -15,7 +15,8 @@
  *          gives fewer, bigger blocks; fixed blocks give a bigger budget), found by trying
  *          the key without them until some group holds two x values.
  *   plan   the SLO thresholds (plan.json "slo"), the answer (the highest load whose row
- *          has meets_slo true) and its arrival rate.
+ *          has meets_slo true) and its arrival rate; for a replica plan (plan.json "over"
+ *          replicas) the x column is replicas and the answer plan.json's fewest replicas.
  *
  * sweep.csv and plan.csv are read by plot_table.c.  Group finding is O(rows² · knobs),
  * fine for a row per configuration.
@@ -62,7 +63,7 @@ void kv__gpvars_str(kv_buf *v, const char *name, const char *text)
 
 kv__fig *kv__figlist_add(kv__figlist *l, const char *name)
 {
-    assert(l->n < KV_PLOT_MAX_FIGURES); /* the kinds add 3 + 2 + 1 figures at most */
+    assert(l->n < KV_PLOT_MAX_FIGURES); /* the kinds add 3 + 3 + 1 figures at most */
     kv__fig *f = &l->f[l->n++];
     f->name = name;
     memset(&f->vars, 0, sizeof f->vars);
@@ -175,8 +176,12 @@ static void run_title(const kv_summary *s, char *title, size_t n)
     add_part(title, n, " · ", part);
     snprintf(part, sizeof part, "block %llu tokens", (unsigned long long)c->block_size);
     add_part(title, n, " · ", part);
-    kv_grouped(num, sizeof num, (double)s->blocks.num_blocks);
-    snprintf(part, sizeof part, "%s blocks", num);
+    kv_grouped(num, sizeof num, (double)s->config.num_blocks);
+    if (s->has_cluster)
+        snprintf(part, sizeof part, "%llu replicas of %s blocks", (unsigned long long)s->cluster.replicas,
+                 num);
+    else
+        snprintf(part, sizeof part, "%s blocks", num);
     add_part(title, n, " · ", part);
     snprintf(part, sizeof part, "watermark %g", c->watermark);
     add_part(title, n, " · ", part);
@@ -200,8 +205,13 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
     run_title(&s, title, sizeof title);
     snprintf(wm, sizeof wm, "%g", s.config.watermark);
     double every = rows > THIN_TARGET ? ceil(rows / THIN_TARGET) : 1;
+    kv__fig *f;
+    if (s.has_cluster) { /* a cluster: per-replica figures instead of blocks and pressure */
+        rc = kv__plot_cluster_figs(dir, &s, title, rows, out, diag);
+        goto latency;
+    }
 
-    kv__fig *f = kv__figlist_add(out, "blocks");
+    f = kv__figlist_add(out, "blocks");
     kv__gpvars_str(&f->vars, "title_info", title);
     kv__gpvars_num(&f->vars, "nrows", rows);
     kv__gpvars_num(&f->vars, "every_n", every);
@@ -218,8 +228,11 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
     kv__gpvars_num(&f->vars, "n_defer", (double)s.watermark.deferrals);
     kv__gpvars_str(&f->vars, "wm_label", wm);
 
+latency:
     f = kv__figlist_add(out, "latency_cdf");
     kv__gpvars_str(&f->vars, "title_info", title);
+    if (s.has_cluster) /* requests.csv's replica and predicted_hit_tokens columns */
+        kv__gpvars_num(&f->vars, "col_shift", 2);
     kv__gpvars_num(&f->vars, "n_finished", (double)s.requests.finished);
     kv__gpvars_num(&f->vars, "n_total", (double)s.requests.total);
     static const char *const lat[] = {"ttft", "tpot"}, *const pct[] = {"p50", "p95", "p99"};
@@ -232,7 +245,7 @@ int kv__plot_run_figs(const char *dir, kv__figlist *out, kv_diag *diag)
             kv__gpvars_num(&f->vars, var, x > 0 ? x : NAN);
         }
     kv_summary_release(&s);
-    return 0;
+    return rc;
 }
 
 /* ---- a sweep ------------------------------------------------------------------------- */
@@ -246,8 +259,9 @@ typedef struct knob {
 static const knob knobs[] = {
     {"block_size", "block"},    {"num_blocks", "blocks"},     {"kv_budget_bytes", "KV"},
     {"watermark", "watermark"}, {"free_order", "free-order"}, {"max_seqs", "max-seqs"},
-    {"preempt", "preempt"},
+    {"preempt", "preempt"},     {"replicas", "replicas"},     {"router", "router"},
 };
+enum { KNOB_ROUTER = 8 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
 
 static void knob_text(const knob *k, const char *value, char *out, size_t n)
@@ -415,6 +429,148 @@ static int sweep_chart(const kv__table *t, int x, kv__fig *fig, kv_diag *diag)
     return 0;
 }
 
+/* A router's category on the chart: its policy, with weighted's weights when a sweep
+ * compares several (the weights are sweep.csv columns of their own). */
+static void router_category(const kv__table *t, size_t r, char *out, size_t n)
+{
+    const char *name = kv__cell(t, r, kv__col_of(t, "router"));
+    int cp = kv__col_of(t, "router_weight_prefix"), cq = kv__col_of(t, "router_weight_queue"),
+        ck = kv__col_of(t, "router_weight_kv");
+    if (strcmp(name, "weighted") == 0 && cp >= 0 && cq >= 0 && ck >= 0)
+        snprintf(out, n, "weighted p%s q%s k%s", kv__cell(t, r, cp), kv__cell(t, r, cq),
+                 kv__cell(t, r, ck));
+    else
+        snprintf(out, n, "%s", name);
+}
+
+/* The router comparison (sweep_router.gp): one category per router policy (rows of one
+ * replica have no router and are left out), one bar per group of the other knobs. */
+static int router_chart(const kv__table *t, kv__fig *fig)
+{
+    size_t n = t->n_rows;
+    char (*cat)[64] = kv_xcalloc(n ? n : 1, sizeof *cat);
+    int *rowx = kv_xmalloc((n ? n : 1) * sizeof *rowx);
+    size_t n_cat = 0;
+    /* Categories in policy order, as --help lists them, then by text. */
+    static const char *const order[] = {"round-robin", "random", "least-requests", "least-kv",
+                                        "prefix",      "weighted", "kv-cost",      "session"};
+    char text[64];
+    for (size_t o = 0; o <= sizeof order / sizeof order[0]; o++)
+        for (size_t r = 0; r < n; r++) {
+            const char *name = kv__cell(t, r, kv__col_of(t, "router"));
+            bool listed = false;
+            for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+                listed |= strcmp(name, order[k]) == 0;
+            if (!*name || (o < sizeof order / sizeof order[0] ? strcmp(name, order[o]) != 0
+                                                               : listed))
+                continue;
+            router_category(t, r, text, sizeof text);
+            size_t c = 0;
+            while (c < n_cat && strcmp(cat[c], text) != 0)
+                c++;
+            if (c == n_cat)
+                snprintf(cat[n_cat++], sizeof cat[0], "%s", text);
+        }
+    kv_buf rx = {0};
+    for (size_t r = 0; r < n; r++) {
+        rowx[r] = -1;
+        if (*kv__cell(t, r, kv__col_of(t, "router"))) {
+            router_category(t, r, text, sizeof text);
+            for (size_t c = 0; c < n_cat; c++)
+                if (strcmp(cat[c], text) == 0)
+                    rowx[r] = (int)c;
+        }
+        kv_buf_printf(&rx, r ? " %d" : "%d", rowx[r]);
+    }
+    kv__gpvars_str(&fig->vars, "rowx", rx.s ? rx.s : "");
+    kv__gpvars_num(&fig->vars, "ncat", (double)n_cat);
+    for (size_t c = 0; c < n_cat; c++) {
+        char var[32];
+        snprintf(var, sizeof var, "cat%zu", c);
+        kv__gpvars_str(&fig->vars, var, cat[c]);
+    }
+    /* Groups: rows with a router agreeing on every other knob. */
+    size_t *group = kv_xmalloc((n ? n : 1) * sizeof *group), *rep = kv_xmalloc((n ? n : 1) * sizeof *rep);
+    int key[N_KNOBS];
+    size_t n_key = 0;
+    for (int k = 0; k < N_KNOBS; k++)
+        if (k != KNOB_ROUTER && kv__col_of(t, knobs[k].col) >= 0)
+            key[n_key++] = kv__col_of(t, knobs[k].col);
+    size_t n_groups = group_rows(t, key, n_key, group, rep);
+    /* Renumber the groups of rows with a router, in order of appearance. */
+    size_t *renum = kv_xmalloc((n_groups ? n_groups : 1) * sizeof *renum), m = 0;
+    for (size_t g = 0; g < n_groups; g++)
+        renum[g] = SIZE_MAX;
+    kv_buf rg = {0};
+    for (size_t r = 0; r < n; r++) {
+        if (rowx[r] >= 0 && renum[group[r]] == SIZE_MAX)
+            renum[group[r]] = m++;
+        kv_buf_printf(&rg, r ? " %d" : "%d", rowx[r] >= 0 ? (int)renum[group[r]] : -1);
+    }
+    kv__gpvars_str(&fig->vars, "rowgroup", rg.s ? rg.s : "");
+    kv__gpvars_num(&fig->vars, "ngroups", (double)(m ? m : 1));
+    for (size_t g = 0; g < n_groups && m > 1; g++) {
+        if (renum[g] == SIZE_MAX)
+            continue;
+        char legend[256] = "", var[32];
+        for (size_t i = 0; i < n_key; i++) {
+            bool varies = false;
+            for (size_t h = 0; h < n_groups && !varies; h++)
+                varies = renum[h] != SIZE_MAX &&
+                         !kv__same_value(kv__cell(t, rep[h], key[i]), kv__cell(t, rep[g], key[i]));
+            for (int k = 0; varies && k < N_KNOBS; k++)
+                if (kv__col_of(t, knobs[k].col) == key[i]) {
+                    knob_text(&knobs[k], kv__cell(t, rep[g], key[i]), text, sizeof text);
+                    add_part(legend, sizeof legend, ", ", text);
+                }
+        }
+        snprintf(var, sizeof var, "gtitle%zu", renum[g]);
+        kv__gpvars_str(&fig->vars, var, legend);
+    }
+    /* Title: the count and every knob that is the same in all the rows drawn. */
+    char title[512];
+    snprintf(title, sizeof title, "%zu routers", n_cat);
+    size_t first = 0;
+    while (first < n && rowx[first] < 0)
+        first++;
+    for (int k = 0; k < N_KNOBS && first < n; k++) {
+        int c = kv__col_of(t, knobs[k].col);
+        bool same = k != KNOB_ROUTER && c >= 0;
+        for (size_t r = first; same && r < n; r++)
+            same = rowx[r] < 0 || kv__same_value(kv__cell(t, r, c), kv__cell(t, first, c));
+        if (same) {
+            knob_text(&knobs[k], kv__cell(t, first, c), text, sizeof text);
+            add_part(title, sizeof title, " · ", text);
+        }
+    }
+    kv__gpvars_str(&fig->vars, "title_info", title);
+    kv_buf_release(&rx);
+    kv_buf_release(&rg);
+    free(renum);
+    free(group);
+    free(rep);
+    free(cat);
+    free(rowx);
+    return 0;
+}
+
+/* Whether sweep.csv compares two or more routers (rows with one replica have none). */
+static bool compares_routers(const kv__table *t)
+{
+    static const char *const need[] = {"router", "replicas", "requests_gini", "overpredicted",
+                                       "finished", "rejected"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (kv__col_of(t, need[i]) < 0)
+            return false;
+    int c = kv__col_of(t, "router");
+    for (size_t r = 0; r < t->n_rows; r++)
+        for (size_t q = 0; q < r; q++)
+            if (*kv__cell(t, r, c) && *kv__cell(t, q, c) &&
+                strcmp(kv__cell(t, r, c), kv__cell(t, q, c)) != 0)
+                return true;
+    return false;
+}
+
 int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)
 {
     kv__table t;
@@ -438,9 +594,14 @@ int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t no
             rc = sweep_chart(&t, charts[i].knob, f, diag);
             made++;
         }
+        if (rc == 0 && compares_routers(&t)) {
+            rc = router_chart(&t, kv__figlist_add(out, "sweep_router"));
+            made++;
+        }
         if (rc == 0 && !made)
             snprintf(note, note_n, "%s %s: no sweep chart", t.path,
-                     t.n_rows ? "varies neither block size nor watermark" : "has no rows");
+                     t.n_rows ? "varies neither block size, watermark nor router"
+                              : "has no rows");
     }
     kv__table_release(&t);
     return rc;
@@ -502,9 +663,19 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         if (rc == 0)
             rc = load_json(dir, "plan.json", &plan, diag);
     }
+    const char *over = plan ? jstr(plan, "over") : NULL;
+    if (rc == 0 && over && strcmp(over, "replicas") == 0 && kv__col_of(&t, "replicas") < 0)
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s: a replica plan without a 'replicas' column",
+                         t.path);
     if (rc == 0) {
         kv__fig *f = kv__figlist_add(out, "plan_curve");
         const json_t *slo = plan ? json_object_get(plan, "slo") : NULL;
+        if (over && strcmp(over, "replicas") == 0) { /* x: replicas; the answer: the fewest */
+            kv__gpvars_str(&f->vars, "xcol", "replicas");
+            kv__gpvars_num(&f->vars, "answer_replicas", jnum(plan, "answer_replicas"));
+            kv__gpvars_num(&f->vars, "answer_gpus", jnum(plan, "answer_gpus"));
+            best = NAN; /* the load is fixed: no load answer */
+        }
         kv__gpvars_num(&f->vars, "slo_ttft_p99_s", jnum(slo, "ttft_p99_s"));
         kv__gpvars_num(&f->vars, "slo_tpot_p99_s", jnum(slo, "tpot_p99_s"));
         kv__gpvars_num(&f->vars, "slo_preemption_rate", jnum(slo, "preemption_rate"));
@@ -514,7 +685,8 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
         const char *trace = plan ? jstr(plan, "trace") : NULL;
         if (trace)
             add_part(title, sizeof title, " · ", kv_path_base(trace));
-        snprintf(part, sizeof part, "%zu loads", t.n_rows);
+        snprintf(part, sizeof part, "%zu %s", t.n_rows,
+                 over && strcmp(over, "replicas") == 0 ? "replica counts" : "loads");
         add_part(title, sizeof title, " · ", part);
         kv__gpvars_str(&f->vars, "title_info", title);
     }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kvsim/afile.h"
+#include "kvsim/cluster.h"
 #include "kvsim/mem.h"
 #include "kvsim/outdir.h"
 #include "kvsim/path.h"
@@ -126,111 +127,141 @@ static void put_secs(kv_buf *b, const kv_req *r, double (*fn)(const kv_req *))
         kv_buf_f9(b, v);
 }
 
-static void col_id(kv_buf *b, const kv_req *r)
+/* One request's row: the request, and the cluster's record of it (R ≥ 2). */
+typedef struct row {
+    const kv_req *r;
+    const kv_cluster_result *cl; /* NULL for one replica */
+    size_t i;                    /* trace index */
+} row;
+
+static void col_id(kv_buf *b, const row *w)
 {
-    if (r->spec->id)
-        kv_csv_field(b, r->spec->id);
+    if (w->r->spec->id)
+        kv_csv_field(b, w->r->spec->id);
     else
-        kv_buf_u64(b, r->spec->row);
+        kv_buf_u64(b, w->r->spec->row);
 }
-static void col_arrival(kv_buf *b, const kv_req *r)
+static void col_replica(kv_buf *b, const row *w)
 {
-    put_time(b, r->spec->arrival_ns);
+    if (w->cl->replica_of[w->i] != KV_CLUSTER_NOT_ROUTED)
+        kv_buf_u64(b, w->cl->replica_of[w->i]);
 }
-static void col_first_scheduled(kv_buf *b, const kv_req *r)
+static void col_arrival(kv_buf *b, const row *w)
 {
-    put_time(b, r->first_scheduled_ns);
+    put_time(b, w->r->spec->arrival_ns);
 }
-static void col_first_token(kv_buf *b, const kv_req *r)
+static void col_first_scheduled(kv_buf *b, const row *w)
 {
-    put_time(b, r->first_token_ns);
+    put_time(b, w->r->first_scheduled_ns);
 }
-static void col_finish(kv_buf *b, const kv_req *r)
+static void col_first_token(kv_buf *b, const row *w)
 {
-    put_time(b, r->finish_ns);
+    put_time(b, w->r->first_token_ns);
 }
-static void col_prompt_len(kv_buf *b, const kv_req *r)
+static void col_finish(kv_buf *b, const row *w)
 {
-    kv_buf_u64(b, r->spec->prompt_len);
+    put_time(b, w->r->finish_ns);
 }
-static void col_output_len(kv_buf *b, const kv_req *r)
+static void col_prompt_len(kv_buf *b, const row *w)
 {
-    kv_buf_u64(b, r->spec->output_len);
+    kv_buf_u64(b, w->r->spec->prompt_len);
 }
-static void col_hit_tokens(kv_buf *b, const kv_req *r)
+static void col_output_len(kv_buf *b, const row *w)
 {
-    kv_buf_u64(b, r->hit_tokens);
+    kv_buf_u64(b, w->r->spec->output_len);
 }
-static void col_preemptions(kv_buf *b, const kv_req *r)
+static void col_predicted(kv_buf *b, const row *w)
 {
-    kv_buf_u64(b, r->preemptions);
+    kv_buf_u64(b, w->cl->predicted_tokens[w->i]);
 }
-static void col_ttft(kv_buf *b, const kv_req *r)
+static void col_hit_tokens(kv_buf *b, const row *w)
 {
-    put_secs(b, r, kv_req_ttft_s);
+    kv_buf_u64(b, w->r->hit_tokens);
 }
-static void col_tpot(kv_buf *b, const kv_req *r)
+static void col_preemptions(kv_buf *b, const row *w)
 {
-    put_secs(b, r, kv_req_tpot_s);
+    kv_buf_u64(b, w->r->preemptions);
 }
-static void col_e2e(kv_buf *b, const kv_req *r)
+static void col_ttft(kv_buf *b, const row *w)
 {
-    put_secs(b, r, kv_req_e2e_s);
+    put_secs(b, w->r, kv_req_ttft_s);
 }
-static void col_status(kv_buf *b, const kv_req *r)
+static void col_tpot(kv_buf *b, const row *w)
 {
-    kv_buf_puts(b, kv_req_status_name(r->status));
+    put_secs(b, w->r, kv_req_tpot_s);
+}
+static void col_e2e(kv_buf *b, const row *w)
+{
+    put_secs(b, w->r, kv_req_e2e_s);
+}
+static void col_status(kv_buf *b, const row *w)
+{
+    kv_buf_puts(b, kv_req_status_name(w->r->status));
 }
 
-/* requests.csv's columns, in order: the header and every row come from this table. */
+/* requests.csv's columns, in order: the header and every row come from this table.  The
+ * cluster columns are written only for a cluster run (DESIGN §10). */
 static const struct {
     const char *name;
-    void (*put)(kv_buf *b, const kv_req *r);
+    void (*put)(kv_buf *b, const row *w);
+    bool cluster;
 } request_columns[] = {
-    {"id", col_id},
-    {"arrival_s", col_arrival},
-    {"first_scheduled_s", col_first_scheduled},
-    {"first_token_s", col_first_token},
-    {"finish_s", col_finish},
-    {"prompt_len", col_prompt_len},
-    {"output_len", col_output_len},
-    {"hit_tokens", col_hit_tokens},
-    {"preemptions", col_preemptions},
-    {"ttft_s", col_ttft},
-    {"tpot_s", col_tpot},
-    {"e2e_s", col_e2e},
-    {"status", col_status},
+    {"id", col_id, false},
+    {"replica", col_replica, true},
+    {"arrival_s", col_arrival, false},
+    {"first_scheduled_s", col_first_scheduled, false},
+    {"first_token_s", col_first_token, false},
+    {"finish_s", col_finish, false},
+    {"prompt_len", col_prompt_len, false},
+    {"output_len", col_output_len, false},
+    {"predicted_hit_tokens", col_predicted, true},
+    {"hit_tokens", col_hit_tokens, false},
+    {"preemptions", col_preemptions, false},
+    {"ttft_s", col_ttft, false},
+    {"tpot_s", col_tpot, false},
+    {"e2e_s", col_e2e, false},
+    {"status", col_status, false},
 };
 enum { N_REQUEST_COLUMNS = sizeof request_columns / sizeof request_columns[0] };
 
-void kv_report_requests_header(kv_buf *b)
+void kv_report_requests_header(kv_buf *b, const kv_run_result *res)
 {
+    const char *sep = "";
     for (size_t c = 0; c < N_REQUEST_COLUMNS; c++) {
-        if (c)
-            kv_buf_putc(b, ',');
+        if (request_columns[c].cluster && !res->cluster)
+            continue;
+        kv_buf_puts(b, sep);
         kv_buf_puts(b, request_columns[c].name);
+        sep = ",";
     }
     kv_buf_putc(b, '\n');
 }
 
-void kv_report_request_row(kv_buf *b, const kv_req *r)
+void kv_report_request_row(kv_buf *b, const kv_run_result *res, size_t i)
 {
+    row w = {&res->reqs[i], res->cluster, i};
+    const char *sep = "";
     for (size_t c = 0; c < N_REQUEST_COLUMNS; c++) {
-        if (c)
-            kv_buf_putc(b, ',');
-        request_columns[c].put(b, r);
+        if (request_columns[c].cluster && !res->cluster)
+            continue;
+        kv_buf_puts(b, sep);
+        request_columns[c].put(b, &w);
+        sep = ",";
     }
     kv_buf_putc(b, '\n');
 }
 
 /* ---- timeseries.csv ----------------------------------------------------------------- */
 
-void kv_report_timeseries_header(kv_buf *b)
+/* A cluster's rows carry the replica right after time_s. */
+void kv_report_timeseries_header(kv_buf *b, bool replica)
 {
     const char *sep = "";
 #define X(name, kind, member)                                                                      \
     kv_buf_puts(b, sep);                                                                           \
     kv_buf_puts(b, #name);                                                                         \
+    if (replica && !*sep)                                                                          \
+        kv_buf_puts(b, ",replica");                                                                \
     sep = ",";
     KV_SAMPLE_COLUMNS(X)
 #undef X
@@ -241,14 +272,18 @@ void kv_report_timeseries_header(kv_buf *b)
 #define PUT_U(b, v)    kv_buf_u64(b, (uint64_t)(v))
 #define PUT_F6(b, v)   kv_buf_f6(b, v)
 
-void kv_report_timeseries_row(kv_buf *b, const kv_sample *s)
+void kv_report_timeseries_row(kv_buf *b, const kv_sample *s, bool replica)
 {
     bool first = true;
 #define X(name, kind, member)                                                                      \
     if (!first)                                                                                    \
         kv_buf_putc(b, ',');                                                                       \
-    first = false;                                                                                 \
-    PUT_##kind(b, s->member);
+    PUT_##kind(b, s->member);                                                                      \
+    if (replica && first) {                                                                        \
+        kv_buf_putc(b, ',');                                                                       \
+        kv_buf_u64(b, s->replica);                                                                 \
+    }                                                                                              \
+    first = false;
     KV_SAMPLE_COLUMNS(X)
 #undef X
     kv_buf_putc(b, '\n');
@@ -292,6 +327,7 @@ json_t *kv_report_perf_json(double wall, const kv_run_result *r)
     json_object_set_new(p, "max_rss_bytes", json_integer((json_int_t)ru.ru_maxrss * 1024));
     json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
     json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
+    json_object_set_new(p, "blocks_hashed", json_integer((json_int_t)r->blocks_hashed));
     json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
     json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
     json_object_set_new(p, "sim_seconds_per_wall_second",
@@ -317,6 +353,7 @@ const char *const *kv_out_file_names(void)
 
 struct kv_out {
     kv_outdir dir;          /* the temporary directory the files are written into */
+    bool replica;           /* timeseries.csv has the replica column */
     kv_afile file[F_COUNT]; /* timeseries.csv from kv_out_open, the others at commit */
     kv_buf row;             /* timeseries rows not yet handed to stdio */
 };
@@ -361,7 +398,7 @@ int kv_mkdir_p(const char *dir, kv_diag *diag)
     return rc;
 }
 
-int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
+int kv_out_open(kv_out **out, const char *dir, bool replica_column, kv_diag *diag)
 {
     *out = NULL;
     kv_out *o = kv_xcalloc(1, sizeof *o);
@@ -372,7 +409,8 @@ int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
         kv_out_abort(o);
         return rc;
     }
-    kv_report_timeseries_header(&o->row);
+    o->replica = replica_column;
+    kv_report_timeseries_header(&o->row, replica_column);
     *out = o;
     return 0;
 }
@@ -380,7 +418,7 @@ int kv_out_open(kv_out **out, const char *dir, kv_diag *diag)
 void kv_out_sample(void *ctx, const kv_sample *s)
 {
     kv_out *o = ctx;
-    kv_report_timeseries_row(&o->row, s);
+    kv_report_timeseries_row(&o->row, s, o->replica);
     if (o->row.len >= ROW_FLUSH)
         flush_rows(o);
 }
@@ -401,9 +439,9 @@ static int write_requests(kv_out *o, const kv_run_result *r, kv_diag *diag)
         return rc;
     kv_afile *f = &o->file[F_REQUESTS];
     kv_buf b = {0};
-    kv_report_requests_header(&b);
+    kv_report_requests_header(&b, r);
     for (size_t i = 0; i < r->n; i++) {
-        kv_report_request_row(&b, &r->reqs[i]);
+        kv_report_request_row(&b, r, i);
         if (b.len >= ROW_FLUSH) {
             kv_afile_write(f, b.s, b.len); /* checked at commit */
             kv_buf_reset(&b);

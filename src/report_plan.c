@@ -40,6 +40,8 @@ static json_t *probe_json(const kv_plan *p, const kv_plan_probe *pr)
     json_object_set_new(o, "time_scale", json_real(pr->time_scale));
     json_object_set_new(o, "num_blocks", json_integer(pr->num_blocks));
     json_object_set_new(o, "kv_budget_bytes", json_integer((json_int_t)pr->kv_budget));
+    json_object_set_new(o, "replicas", json_integer(pr->replicas));
+    json_object_set_new(o, "gpus", json_integer((json_int_t)pr->gpus));
     json_object_set_new(o, "meets_slo", json_boolean(pr->meets));
     json_t *viol = json_array(), *slo = json_object();
     for (size_t i = 0; i < p->slos.n; i++) {
@@ -99,6 +101,8 @@ json_t *kv_plan_json(const kv_plan *p)
     json_object_set_new(j, "answer_num_blocks", a ? json_integer(a->num_blocks) : json_null());
     json_object_set_new(j, "answer_kv_budget_bytes",
                         a ? json_integer((json_int_t)a->kv_budget) : json_null());
+    json_object_set_new(j, "answer_replicas", a ? json_integer(a->replicas) : json_null());
+    json_object_set_new(j, "answer_gpus", a ? json_integer((json_int_t)a->gpus) : json_null());
     const kv_slo *bs = b.slo >= 0 ? &p->slos.slo[b.slo] : NULL;
     json_object_set_new(j, "binding", bs && b.binds ? json_string(bs->name) : json_null());
     json_object_set_new(j, "closest", bs && !b.binds ? json_string(bs->name) : json_null());
@@ -117,12 +121,13 @@ json_t *kv_plan_json(const kv_plan *p)
     json_object_set_new(base, "load", json_real(p->over == KV_PLAN_LOAD ? 1.0 : p->fixed_load));
     if (p->over != KV_PLAN_LOAD)
         json_object_set_new(base, "block_bytes", json_integer((json_int_t)p->block_bytes));
+    json_object_set_new(base, "gpus_per_replica", json_integer(p->gpus_per_replica));
     json_object_set_new(j, "base", base);
     json_t *s = json_object();
     json_object_set_new(s, "min", bound_json(p, c->min));
     json_object_set_new(s, "max", bound_json(p, c->max));
     json_object_set_new(s, "start", bound_json(p, c->start));
-    if (p->over != KV_PLAN_LOAD)
+    if (p->over == KV_PLAN_NUM_BLOCKS || p->over == KV_PLAN_KV_BUDGET)
         json_object_set_new(s, "max_holds_whole_trace", json_boolean(p->whole_trace_max));
     json_object_set_new(s, "factor", json_real(c->factor));
     json_object_set_new(s, "tolerance", json_real(c->tolerance));
@@ -166,7 +171,7 @@ static void write_csv(FILE *f, const kv_plan *p)
     char key[40];
     fputs("load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,meets_slo,value,"
           "time_scale,num_blocks,kv_budget_bytes,reject_rate,preemptions,finished,rejected,"
-          "unfinished",
+          "unfinished,replicas,gpus",
           f);
     for (size_t i = 0; i < p->slos.n; i++)
         if (!is_fixed_column(&p->slos.slo[i])) {
@@ -191,9 +196,9 @@ static void write_csv(FILE *f, const kv_plan *p)
         fprintf(f, ",%.12g,%u,%llu", pr->time_scale, pr->num_blocks,
                 (unsigned long long)pr->kv_budget);
         csv_num(f, pr->reject_rate);
-        fprintf(f, ",%llu,%llu,%llu,%llu", (unsigned long long)pr->preemptions,
+        fprintf(f, ",%llu,%llu,%llu,%llu,%u,%llu", (unsigned long long)pr->preemptions,
                 (unsigned long long)pr->finished, (unsigned long long)pr->rejected,
-                (unsigned long long)pr->unfinished);
+                (unsigned long long)pr->unfinished, pr->replicas, (unsigned long long)pr->gpus);
         for (size_t i = 0; i < p->slos.n; i++)
             if (!is_fixed_column(&p->slos.slo[i]))
                 csv_num(f, pr->slo[i]);

@@ -55,13 +55,39 @@ static const column columns[] = {
     {"tpot_p99_s", "latency_s.tpot.p99"},
     {"output_tok_per_s", "throughput.output_tok_per_s"},
     {"requests_per_s", "throughput.requests_per_s"},
+    /* the cluster (DESIGN §10): replicas is 1 and the others empty for one replica */
+    {"replicas", "cluster.replicas"},
+    {"router", "cluster.router"},
+    {"router_weight_prefix", "cluster.router_weights.prefix"},
+    {"router_weight_queue", "cluster.router_weights.queue"},
+    {"router_weight_kv", "cluster.router_weights.kv"},
+    {"router_view", "cluster.router_view"},
+    {"gpus", "cluster.gpus"},
+    {"requests_max_over_mean", "cluster.imbalance.requests_max_over_mean"},
+    {"requests_gini", "cluster.imbalance.requests_gini"},
+    {"blocks_max_over_mean", "cluster.imbalance.blocks_max_over_mean"},
+    {"blocks_gini", "cluster.imbalance.blocks_gini"},
+    {"predicted_hit_tokens", "cluster.router_accuracy.predicted_hit_tokens"},
+    {"granted_hit_tokens", "cluster.router_accuracy.granted_hit_tokens"},
+    {"overpredicted", "cluster.router_accuracy.overpredicted"},
+    {"underpredicted", "cluster.router_accuracy.underpredicted"},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
 /* Row order after block_size…preempt: the knobs a sweep varies, outermost first. */
 static const char *const sort_keys[] = {
-    "config.block_size", "config.num_blocks", "config.kv_budget_bytes", "config.watermark",
-    "config.free_order", "config.max_seqs",   "config.preempt",
+    "config.block_size",
+    "config.num_blocks",
+    "config.kv_budget_bytes",
+    "config.watermark",
+    "config.free_order",
+    "config.max_seqs",
+    "config.preempt",
+    "cluster.replicas",
+    "cluster.router",
+    "cluster.router_weights.prefix",
+    "cluster.router_weights.queue",
+    "cluster.router_weights.kv",
 };
 enum { N_SORT_KEYS = sizeof sort_keys / sizeof sort_keys[0] };
 
@@ -118,8 +144,8 @@ void kv_sweep_row_release(kv_sweep_row *r)
 static int cmp_field(const kv_summary *a, const kv_summary *b, const kv_field *f)
 {
     if (f->type == KV_FIELD_STR) {
-        const char *x = *(char *const *)((const char *)a + f->offset);
-        const char *y = *(char *const *)((const char *)b + f->offset);
+        const char *x = kv_summary_has(a, f) ? *(char *const *)((const char *)a + f->offset) : 0;
+        const char *y = kv_summary_has(b, f) ? *(char *const *)((const char *)b + f->offset) : 0;
         return strcmp(x ? x : "", y ? y : "");
     }
     double x = kv_summary_number(a, f), y = kv_summary_number(b, f);
@@ -145,11 +171,14 @@ void kv_sweep_rows_sort(kv_sweep_row *rows, size_t n)
         qsort(rows, n, sizeof *rows, cmp_rows);
 }
 
-/* One cell as summary.json writes the value (null: an empty cell). */
+/* One cell as summary.json writes the value (null, or a cluster field of a run of one
+ * replica: an empty cell). */
 static void csv_value(kv_buf *b, const kv_summary *s, const kv_field *f)
 {
     const void *p = (const char *)s + f->offset;
     double v;
+    if (!kv_summary_has(s, f))
+        return;
     switch (f->type) {
     case KV_FIELD_STR:
         kv_csv_field(b, *(char *const *)p ? *(char *const *)p : "");

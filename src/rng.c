@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t kv_splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -17,7 +17,7 @@ void kv_rng_seed(kv_rng *r, uint64_t seed)
 {
     uint64_t x = seed;
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&x);
+        r->s[i] = kv_splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kvsim/blockhash.h"
+#include "kvsim/cluster.h"
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
@@ -32,6 +33,8 @@ void kv_sim_options_init(kv_sim_options *o)
     o->prefix_caching = true;
     o->free_order = KV_FREE_SPLIT;
     o->time_model = "roofline";
+    o->replicas = 1;
+    kv_router_config_init(&o->router);
 }
 
 uint32_t kv_sim_default_sample_every(size_t n)
@@ -49,7 +52,12 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     c->prefix_caching = o->prefix_caching;
     c->free_order = o->free_order;
     c->sched = o->sched;
-    int rc = kv_timing_parse(o->time_model, &c->timing, diag);
+    if (o->replicas == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "{replicas} must be at least 1");
+    int rc = kv_router_config_check(&o->router, diag);
+    if (rc != 0)
+        return rc;
+    rc = kv_timing_parse(o->time_model, &c->timing, diag);
     if (rc != 0)
         return rc;
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
@@ -182,6 +190,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     res->sim_time_ns = res->stats.last_step_end > res->last_arrival_ns ? res->stats.last_step_end
                                                                        : res->last_arrival_ns;
     progress(&d, res->sim_time_ns);
+    res->blocks_hashed = kv_hasher_blocks_hashed(hasher);
     kv_engine_destroy(d.engine);
     kv_hasher_destroy(hasher);
     return rc;
@@ -195,12 +204,16 @@ int kv_sim_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace
     int rc = kv_sim_engine_config(o, setup, &cfg, diag);
     if (rc != 0)
         return rc;
-    return kv_replay(&cfg, trace, setup->model.name, kv_dtype_name(setup->model.kv_dtype),
-                     o->shared_prefix, hooks, out, diag);
+    kv_router_config router = o->router;
+    router.seed = o->trace.seed; /* one --seed (DESIGN §10 C3) */
+    return kv_cluster_replay(&cfg, o->replicas, &router, trace, setup->model.name,
+                             kv_dtype_name(setup->model.kv_dtype), o->shared_prefix, hooks,
+                             out, diag);
 }
 
 void kv_run_result_release(kv_run_result *r)
 {
+    kv_cluster_result_free(r->cluster);
     free(r->reqs);
     memset(r, 0, sizeof *r);
 }

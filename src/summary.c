@@ -1,10 +1,14 @@
 /* summary: the typed run summary and its schema (include/kvsim/summary.h).
  *
- * The field table is KV_SUMMARY_SCHEMA expanded once: each entry's path is its member
- * designator stringified, so a field cannot be renamed in the struct without its JSON key
- * following.  The writer builds nested objects by path segment in table order, which is
- * summary.json's key order; the reader walks the same table.  Reals go through jansson
- * with KV_JSON_FLAGS (15 significant digits), as every JSON output.
+ * The field table is KV_SUMMARY_SCHEMA then KV_SUMMARY_CLUSTER_SCHEMA expanded once:
+ * each entry's path is its member designator stringified, so a field cannot be renamed in
+ * the struct without its JSON key following.  The writer builds nested objects by path
+ * segment in table order, which is summary.json's key order; the reader walks the same
+ * table.  The cluster block is one optional group (written, and required on reading, when
+ * its first key is there); cluster.per_replica is a KV_FIELD_RECS field whose records go
+ * through their own table (KV_SUMMARY_REPLICA_SCHEMA) with the same writer and reader, so
+ * a record type is one more macro list, not more code.  Reals go through jansson with
+ * KV_JSON_FLAGS (15 significant digits), as every JSON output.
  */
 #include "kvsim/summary.h"
 
@@ -15,30 +19,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/cluster.h"
 #include "kvsim/mem.h"
 #include "kvsim/report.h"
 
+static const kv_field replica_fields[] = {
+#define X(type, member) {#member, KV_FIELD_##type, offsetof(kv_replica_summary, member), 0, 0, 0},
+    KV_SUMMARY_REPLICA_SCHEMA(X)
+#undef X
+};
+static const kv_schema replica_schema = {replica_fields,
+                                         sizeof replica_fields / sizeof replica_fields[0],
+                                         sizeof(kv_replica_summary)};
+
 static const kv_field fields[] = {
-#define X(type, member) {#member, KV_FIELD_##type, offsetof(kv_summary, member)},
+#define X(type, member) {#member, KV_FIELD_##type, offsetof(kv_summary, member), 0, 0, 0},
     KV_SUMMARY_SCHEMA(X)
+#undef X
+#define X(type, member, always)                                                                    \
+    {#member, KV_FIELD_##type, offsetof(kv_summary, member), 1, always,                           \
+     KV_FIELD_##type == KV_FIELD_RECS ? &replica_schema : NULL},
+        KV_SUMMARY_CLUSTER_SCHEMA(X)
 #undef X
 };
 enum { N_FIELDS = sizeof fields / sizeof fields[0] };
 
-/* A KV_FIELD_STRV member is a char ** with its size_t count right after it. */
+/* KV_FIELD_STRV and KV_FIELD_RECS members are a pointer with its size_t count right after
+ * it. */
 _Static_assert(offsetof(kv_summary_config, n_notes) ==
                    offsetof(kv_summary_config, notes) + sizeof(char **),
                "notes and n_notes must be adjacent");
+_Static_assert(offsetof(kv_summary_cluster, n_per_replica) ==
+                   offsetof(kv_summary_cluster, per_replica) + sizeof(void *),
+               "per_replica and n_per_replica must be adjacent");
 
-static size_t *strv_count_at(kv_summary *s, const kv_field *f)
+static size_t *count_at(void *base, const kv_field *f)
 {
-    return (size_t *)((char *)s + f->offset + sizeof(char **));
+    return (size_t *)((char *)base + f->offset + sizeof(void *));
+}
+
+static size_t count_of(const void *base, const kv_field *f)
+{
+    return *(const size_t *)((const char *)base + f->offset + sizeof(void *));
 }
 
 const kv_field *kv_summary_fields(size_t *n)
 {
     *n = N_FIELDS;
     return fields;
+}
+
+const kv_schema *kv_summary_replica_schema(void)
+{
+    return &replica_schema;
 }
 
 const kv_field *kv_summary_field(const char *path)
@@ -49,12 +82,40 @@ const kv_field *kv_summary_field(const char *path)
     return NULL;
 }
 
+bool kv_summary_has(const kv_summary *s, const kv_field *f)
+{
+    return !f->in_cluster || f->always || s->has_cluster;
+}
+
+/* The index of the cluster block's first field. */
+static size_t first_cluster_field(void)
+{
+    size_t n = 0;
+    while (n < N_FIELDS && !fields[n].in_cluster)
+        n++;
+    return n;
+}
+
+static void release_fields(void *base, const kv_field *fl, size_t n);
+
 typedef char **strv_t;
 typedef char *str_t;
 #define AT(s, f, type)  ((type *)((char *)(s) + (f)->offset))
 #define CAT(s, f, type) ((const type *)((const char *)(s) + (f)->offset))
 
+static double number_at(const void *s, const kv_field *f);
+
 double kv_summary_number(const kv_summary *s, const kv_field *f)
+{
+    return kv_summary_has(s, f) ? number_at(s, f) : NAN;
+}
+
+double kv_summary_record_number(const void *record, const kv_field *f)
+{
+    return number_at(record, f);
+}
+
+static double number_at(const void *s, const kv_field *f)
 {
     switch (f->type) {
     case KV_FIELD_U64:
@@ -73,6 +134,71 @@ double kv_summary_number(const kv_summary *s, const kv_field *f)
 }
 
 /* ---- from a run --------------------------------------------------------------------- */
+
+/* The cluster block and the C8 block totals (summary.h at kv_summary_from_run). */
+static void cluster_from_run(kv_summary *s, const kv_cluster_result *cl)
+{
+    kv_summary_cluster *c = &s->cluster;
+    const kv_router_config *rc = &cl->router;
+    uint32_t R = cl->replicas;
+    release_fields(s, fields + first_cluster_field(), N_FIELDS - first_cluster_field());
+    memset(c, 0, sizeof *c);
+    c->replicas = R;
+    c->router = kv_xstrdup(kv_router_policy_name(rc->policy));
+    c->router_view = kv_xstrdup(kv_router_view_name(rc->view));
+    c->router_refresh_s = rc->refresh_s;
+    c->router_weights.prefix = (double)rc->w_prefix / KV_ROUTER_UNIT;
+    c->router_weights.queue = (double)rc->w_queue / KV_ROUTER_UNIT;
+    c->router_weights.kv = (double)rc->w_kv / KV_ROUTER_UNIT;
+    c->router_overlap_weight = (double)rc->overlap_weight / KV_ROUTER_UNIT;
+    c->gpus = (uint64_t)R * (s->config.tp ? s->config.tp : 1) * (s->config.pp ? s->config.pp : 1);
+    c->session_rows = cl->session_rows;
+    c->router_accuracy.predicted_hit_tokens = cl->predicted_hit_tokens;
+    c->router_accuracy.granted_hit_tokens = cl->granted_hit_tokens;
+    c->router_accuracy.overpredicted = cl->overpredicted;
+    c->router_accuracy.underpredicted = cl->underpredicted;
+    c->per_replica = kv_xcalloc(R, sizeof *c->per_replica);
+    c->n_per_replica = R;
+    double *routed = kv_xmalloc(R * sizeof *routed), *used = kv_xmalloc(R * sizeof *used);
+    uint64_t num_blocks = 0;
+    double mean_phys = 0, mean_log = 0;
+    for (uint32_t i = 0; i < R; i++) {
+        const kv_replica_result *x = &cl->replica[i];
+        const kv_engine_stats *st = &x->stats;
+        kv_replica_summary *p = &c->per_replica[i];
+        p->replica = i;
+        p->requests = x->routed;
+        p->finished = st->sched.finished;
+        p->rejected = x->rejected;
+        p->preemptions = st->sched.preemptions;
+        p->evictions = st->evictions;
+        p->prefix.queries = st->prefix.queries;
+        p->prefix.hits = st->prefix.hits;
+        p->prefix.hit_rate =
+            st->prefix.queries ? (double)st->prefix.hits / (double)st->prefix.queries : 0.0;
+        p->blocks.peak_physical = st->metrics.peak_physical;
+        p->blocks.mean_physical = kv_metrics_mean_physical(&st->metrics);
+        p->blocks.mean_logical = kv_metrics_mean_logical(&st->metrics);
+        p->steps = st->steps;
+        routed[i] = (double)x->routed;
+        used[i] = p->blocks.mean_physical;
+        num_blocks += (uint64_t)st->usable_blocks + 1;
+        mean_phys += p->blocks.mean_physical;
+        mean_log += p->blocks.mean_logical;
+    }
+    c->imbalance.requests_max_over_mean = kv_max_over_mean(routed, R);
+    c->imbalance.requests_gini = kv_gini(routed, R);
+    c->imbalance.blocks_max_over_mean = kv_max_over_mean(used, R);
+    c->imbalance.blocks_gini = kv_gini(used, R);
+    free(routed);
+    free(used);
+    s->blocks.num_blocks = num_blocks;
+    s->blocks.peak_physical = cl->peak_physical;
+    s->blocks.peak_logical = cl->peak_logical;
+    s->blocks.mean_physical = mean_phys;
+    s->blocks.mean_logical = mean_log;
+    s->blocks.sharing_ratio = mean_phys > 0 ? mean_log / mean_phys : 0.0;
+}
 
 void kv_summary_from_run(kv_summary *s, const kv_run_result *r)
 {
@@ -126,6 +252,11 @@ void kv_summary_from_run(kv_summary *s, const kv_run_result *r)
     s->steps = st->steps;
     s->sim_time_s = t;
     s->livelock_guard_fired = r->stop == -KV_ELIVELOCK;
+    s->has_cluster = r->cluster != NULL;
+    if (r->cluster)
+        cluster_from_run(s, r->cluster);
+    else
+        s->cluster.replicas = 1;
 }
 
 static void add_note(kv_summary_config *c, const char *fmt, ...)
@@ -209,31 +340,38 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
                  setup->shard.pp, setup->shard.layers_per_rank);
 }
 
-void kv_summary_release(kv_summary *s)
+/* Free the owned members of one record of fields[0..n). */
+static void release_fields(void *base, const kv_field *fl, size_t n)
 {
-    for (size_t i = 0; i < N_FIELDS; i++) {
-        const kv_field *f = &fields[i];
-        if (f->type == KV_FIELD_STR || f->type == KV_FIELD_STRN)
-            free(*AT(s, f, char *));
-        else if (f->type == KV_FIELD_STRV) {
-            char **v = *AT(s, f, char **);
-            size_t n = *strv_count_at(s, f);
-            for (size_t k = 0; k < n; k++)
+    for (size_t i = 0; i < n; i++) {
+        const kv_field *f = &fl[i];
+        if (f->type == KV_FIELD_STR || f->type == KV_FIELD_STRN) {
+            free(*AT(base, f, char *));
+        } else if (f->type == KV_FIELD_STRV) {
+            char **v = *AT(base, f, char **);
+            for (size_t k = 0; k < count_of(base, f); k++)
                 free(v[k]);
+            free(v);
+        } else if (f->type == KV_FIELD_RECS) {
+            char *v = *AT(base, f, char *);
+            for (size_t k = 0; k < count_of(base, f); k++)
+                release_fields(v + k * f->records->size, f->records->fields, f->records->n);
             free(v);
         }
     }
+}
+
+void kv_summary_release(kv_summary *s)
+{
+    release_fields(s, fields, N_FIELDS);
     memset(s, 0, sizeof *s);
 }
 
 /* ---- JSON --------------------------------------------------------------------------- */
 
-static size_t strv_count(const kv_summary *s, const kv_field *f)
-{
-    return *(const size_t *)((const char *)s + f->offset + sizeof(char **));
-}
+static json_t *record_json(const void *base, const kv_field *fl, size_t n);
 
-static json_t *value_json(const kv_summary *s, const kv_field *f)
+static json_t *value_json(const void *s, const kv_field *f)
 {
     switch (f->type) {
     case KV_FIELD_U64:
@@ -253,8 +391,16 @@ static json_t *value_json(const kv_summary *s, const kv_field *f)
     case KV_FIELD_STRV: {
         json_t *a = json_array();
         char *const *v = *CAT(s, f, strv_t);
-        for (size_t k = 0; k < strv_count(s, f); k++)
+        for (size_t k = 0; k < count_of(s, f); k++)
             json_array_append_new(a, kv_json_text(v[k]));
+        return a;
+    }
+    case KV_FIELD_RECS: {
+        json_t *a = json_array();
+        const char *v = *CAT(s, f, str_t);
+        for (size_t k = 0; k < count_of(s, f); k++)
+            json_array_append_new(a, record_json(v + k * f->records->size, f->records->fields,
+                                                 f->records->n));
         return a;
     }
     }
@@ -284,15 +430,22 @@ static json_t *parent_of(json_t *root, const char *path, const char **leaf)
     return o;
 }
 
-json_t *kv_summary_to_json(const kv_summary *s)
+/* One object from a record of fields[0..n), nested by path; the cluster block's fields
+ * only when the summary has one (the caller skips them otherwise). */
+static json_t *record_json(const void *base, const kv_field *fl, size_t n)
 {
     json_t *root = json_object();
-    for (size_t i = 0; i < N_FIELDS; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *leaf;
-        json_t *parent = parent_of(root, fields[i].path, &leaf);
-        json_object_set_new(parent, leaf, value_json(s, &fields[i]));
+        json_t *parent = parent_of(root, fl[i].path, &leaf);
+        json_object_set_new(parent, leaf, value_json(base, &fl[i]));
     }
     return root;
+}
+
+json_t *kv_summary_to_json(const kv_summary *s)
+{
+    return record_json(s, fields, s->has_cluster ? N_FIELDS : first_cluster_field());
 }
 
 json_t *kv_summary_config_json(const kv_summary *s)
@@ -303,7 +456,9 @@ json_t *kv_summary_config_json(const kv_summary *s)
     return c;
 }
 
-static bool read_value(const json_t *v, kv_summary *s, const kv_field *f)
+static int read_fields(const json_t *j, void *base, const kv_field *fl, size_t n);
+
+static bool read_value(const json_t *v, void *s, const kv_field *f)
 {
     switch (f->type) {
     case KV_FIELD_U64:
@@ -346,11 +501,24 @@ static bool read_value(const json_t *v, kv_summary *s, const kv_field *f)
         size_t n = json_array_size(v);
         char **out = kv_xcalloc(n ? n : 1, sizeof *out);
         *AT(s, f, char **) = out;
-        *strv_count_at(s, f) = n;
+        *count_at(s, f) = n;
         for (size_t k = 0; k < n; k++) {
             const json_t *e = json_array_get(v, k);
             out[k] = kv_xstrdup(json_is_string(e) ? json_string_value(e) : "");
         }
+        return true;
+    }
+    case KV_FIELD_RECS: {
+        if (!json_is_array(v))
+            return false;
+        size_t n = json_array_size(v), sz = f->records->size;
+        char *out = kv_xcalloc(n ? n : 1, sz);
+        *AT(s, f, char *) = out;
+        *count_at(s, f) = n;
+        for (size_t k = 0; k < n; k++)
+            if (read_fields(json_array_get(v, k), out + k * sz, f->records->fields,
+                            f->records->n) >= 0)
+                return false; /* the record's own fields are released with the summary */
         return true;
     }
     }
@@ -380,18 +548,31 @@ static bool may_be_absent(const kv_field *f)
     return false;
 }
 
+/* Read fields[0..n) of one record: -1 when all were read, else the index of the first
+ * missing (and not allowed to be) or ill-typed one. */
+static int read_fields(const json_t *j, void *base, const kv_field *fl, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = kv_json_at(j, fl[i].path);
+        if (!v && may_be_absent(&fl[i]))
+            continue;
+        if (!v || !read_value(v, base, &fl[i]))
+            return (int)i;
+    }
+    return -1;
+}
+
 int kv_summary_from_json(const json_t *j, const char *what, kv_summary *s, kv_diag *diag)
 {
     memset(s, 0, sizeof *s);
-    for (size_t i = 0; i < N_FIELDS; i++) {
-        const json_t *v = kv_json_at(j, fields[i].path);
-        if (!v && may_be_absent(&fields[i]))
-            continue;
-        if (!v || !read_value(v, s, &fields[i])) {
-            kv_summary_release(s);
-            return kv_diag_set(diag, -KV_EPARSE, "'%s' is not a kvsim run summary: no '%s'", what,
-                               fields[i].path);
-        }
+    s->has_cluster = kv_json_at(j, "cluster") != NULL;
+    int bad = read_fields(j, s, fields, s->has_cluster ? N_FIELDS : first_cluster_field());
+    if (bad >= 0) {
+        kv_summary_release(s);
+        return kv_diag_set(diag, -KV_EPARSE, "'%s' is not a kvsim run summary: no '%s'", what,
+                           fields[bad].path);
     }
+    if (!s->has_cluster)
+        s->cluster.replicas = 1;
     return 0;
 }

@@ -15,7 +15,7 @@
 
 #include "kvsim/mem.h"
 
-typedef enum kind { K_COUNT, K_SIZE, K_REAL, K_NAME } kind;
+typedef enum kind { K_COUNT, K_SIZE, K_REAL, K_NAME } kind; /* a router is a K_NAME */
 
 /* The lists, by run's option name. */
 struct kv_sweep_list {
@@ -35,6 +35,8 @@ static const kv_sweep_list lists[] = {
     {"free-order", KV_SWEEP_FREE, false, K_NAME, "", "{free_order}"},
     {"max-seqs", KV_SWEEP_SEQS, false, K_COUNT, "s", "{max_seqs}"},
     {"preempt", KV_SWEEP_PREEMPT, false, K_NAME, "", "{preempt}"},
+    {"replicas", KV_SWEEP_REPLICAS, false, K_COUNT, "r", "{replicas}"},
+    {"router", KV_SWEEP_ROUTER, false, K_NAME, "", "{router}"},
 };
 enum { N_LISTS = sizeof lists / sizeof lists[0] };
 
@@ -74,13 +76,31 @@ void kv_size_label(char *buf, size_t n, uint64_t bytes)
     snprintf(buf, n, "%llu", (unsigned long long)bytes);
 }
 
+/* A router in a directory name: its policy, and weighted's weights unless they are the
+ * defaults ("weighted-p3-q1-k0.5"): no ':', ',' or '=' in a file name. */
+static void router_label(const kv_router_config *c, char *buf, size_t n)
+{
+    kv_router_config d;
+    kv_router_config_init(&d);
+    if (c->policy != KV_ROUTER_WEIGHTED ||
+        (c->w_prefix == d.w_prefix && c->w_queue == d.w_queue && c->w_kv == d.w_kv)) {
+        snprintf(buf, n, "%s", kv_router_policy_name(c->policy));
+        return;
+    }
+    char p[12], q[12], k[12]; /* weights ≤ 1000 with ≤ 6 decimals: "999.999999" */
+    kv_router_micro_text(c->w_prefix, p, sizeof p);
+    kv_router_micro_text(c->w_queue, q, sizeof q);
+    kv_router_micro_text(c->w_kv, k, sizeof k);
+    snprintf(buf, n, "weighted-p%s-q%s-k%s", p, q, k);
+}
+
 /* The value the options now hold for list l (after its handler accepted an item, or the
  * default when the list was not given). */
 void kv_sweep_value_of(const kv_sweep_list *l, const kv_setup_options *mo, const kv_sim_options *so,
                        kv_sweep_value *v)
 {
     memset(v, 0, sizeof *v);
-    char text[32];
+    char text[64];
     if (strcmp(l->opt, "block-size") == 0)
         v->u = mo->block_size;
     else if (strcmp(l->opt, "num-blocks") == 0)
@@ -93,6 +113,10 @@ void kv_sweep_value_of(const kv_sweep_list *l, const kv_setup_options *mo, const
         v->d = so->sched.watermark == 0 ? 0.0 : so->sched.watermark; /* never "-0" */
     else if (strcmp(l->opt, "free-order") == 0)
         snprintf(v->arg, sizeof v->arg, "%s", kv_free_order_name(so->free_order));
+    else if (strcmp(l->opt, "replicas") == 0)
+        v->u = so->replicas;
+    else if (strcmp(l->opt, "router") == 0)
+        kv_router_spec(&so->router, v->arg, sizeof v->arg);
     else
         snprintf(v->arg, sizeof v->arg, "%s", kv_preempt_name(so->sched.preempt));
     if (l->k == K_COUNT || l->k == K_SIZE)
@@ -101,9 +125,11 @@ void kv_sweep_value_of(const kv_sweep_list *l, const kv_setup_options *mo, const
         shortest_double(v->arg, sizeof v->arg, v->d);
     if (l->k == K_SIZE)
         kv_size_label(text, sizeof text, v->u);
+    else if (strcmp(l->opt, "router") == 0)
+        router_label(&so->router, text, sizeof text);
     else
-        snprintf(text, sizeof text, "%s", v->arg);
-    snprintf(v->label, sizeof v->label, "%s%s", l->prefix, text);
+        snprintf(text, sizeof text, "%.60s", v->arg);
+    snprintf(v->label, sizeof v->label, "%s%.60s", l->prefix, text);
 }
 
 static int cmp_count(const void *a, const void *b)
@@ -149,7 +175,8 @@ size_t kv_sweep_space_complete(kv_sweep_space *sp, const kv_setup_options *mo,
     size_t n = 1;
     for (int x = 0; x < KV_SWEEP_N_AXES; x++) {
         kv_sweep_axis *a = &sp->ax[x];
-        if (a->n == 0 && x != KV_SWEEP_POOL) {
+        bool optional = x == KV_SWEEP_POOL || x == KV_SWEEP_REPLICAS || x == KV_SWEEP_ROUTER;
+        if (a->n == 0 && !optional) {
             for (size_t i = 0; i < N_LISTS && a->n == 0; i++) {
                 if (lists[i].axis != x)
                     continue;

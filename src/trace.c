@@ -17,7 +17,7 @@
  * Invariants of a loaded trace:  n ≥ 1;  reqs[i].arrival_ns ≤ reqs[i+1].arrival_ns, and
  * equal arrivals have increasing row;  {reqs[i].row} = {0..n−1};  content == TOKENS ⇔
  * tokens != NULL (prompt_len ids);  content == HASH_IDS ⇔ hash_ids != NULL with
- * n_hash_ids == ⌈prompt_len/tb⌉;  empty adapter/salt/id strings are stored as NULL.
+ * n_hash_ids == ⌈prompt_len/tb⌉;  empty adapter/salt/session/id strings are stored as NULL.
  *
  * Errors.  Every message starts with the path as given, and with ":line" (1-based
  * physical line, where the offending row or record starts) whenever a line is to blame.

@@ -26,7 +26,7 @@
  * doubles and converted with llround(t · 1e9).
  *
  * Cost: one pass, fields copied into one reused buffer; no per-row allocation besides the
- * arena copies of id/adapter/salt strings.
+ * arena copies of id/adapter/salt/session strings.
  */
 #include <math.h>
 #include <stdio.h>
@@ -312,7 +312,7 @@ static bool parse_datetime(const char *s, int64_t *sec, int64_t *ns)
 
 /* ---- header and rows --------------------------------------------------------------- */
 
-enum { C_ARRIVAL, C_PROMPT, C_OUTPUT, C_ID, C_ADAPTER, C_SALT, C_PRIORITY, NUM_COLS };
+enum { C_ARRIVAL, C_PROMPT, C_OUTPUT, C_ID, C_ADAPTER, C_SALT, C_PRIORITY, C_SESSION, NUM_COLS };
 
 typedef struct layout {
     const char *name[NUM_COLS]; /* column names the format uses; NULL = none */
@@ -321,7 +321,7 @@ typedef struct layout {
 
 static const layout layouts[] = {
     [KV_TRACE_KVSIM_CSV] = {{"arrival", "prompt_len", "output_len", "id", "adapter", "salt",
-                             "priority"},
+                             "priority", "session"},
                             0x7},
     [KV_TRACE_AZURE] = {{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, 0x7},
     [KV_TRACE_LENGTHS] = {{NULL, "num_prefill_tokens", "num_decode_tokens"}, 0x6},
@@ -428,6 +428,8 @@ static int kvsim_row(kv__reader *r, row_ctx *x, const record *c, kv_request_spec
                             shown(s, sb));
         q->priority = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
     }
+    if (x->col[C_SESSION] >= 0)
+        q->session = csv_name(r, field(c, (size_t)x->col[C_SESSION]));
     return 0;
 }
 

@@ -12,7 +12,7 @@
  * token ids, hash ids and priority must be JSON integers (2.0 and "8" are ill-typed);
  * times may be any JSON number.  Checks run in a fixed order, so the first problem of a row
  * is the one reported: kvsim JSONL arrival, prompt_len, output_len, id, tokens, hash_ids,
- * adapter, salt, priority; Mooncake timestamp, input_length, output_length, hash_ids.  An
+ * adapter, salt, priority, session (a string, like adapter and salt); Mooncake timestamp, input_length, output_length, hash_ids.  An
  * array's length is checked before its elements.
  *
  * Cost: one json_loadb and one json_decref per row (jansson allocates a node per value,
@@ -165,7 +165,7 @@ static int get_tokens(kv__reader *r, uint64_t line, json_t *v, kv_request_spec *
     return 0;
 }
 
-/* adapter / salt: a string; empty means none (NULL). */
+/* adapter / salt / session: a string; empty means none (NULL). */
 static int get_name(kv__reader *r, uint64_t line, json_t *o, const char *key, const char **out)
 {
     char sb[SHOWN_MAX];
@@ -220,7 +220,7 @@ static int kvsim_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q
                             "'priority' must be a 32-bit integer, got %" JSON_INTEGER_FORMAT, p);
         q->priority = (int32_t)p;
     }
-    return 0;
+    return get_name(r, line, o, "session", &q->session);
 }
 
 static int mooncake_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q)

@@ -73,7 +73,7 @@ static void parse_trace(trace *t)
 {
     static const char *const order[] = {
         "\"id\":",       "\"arrival\":", "\"prompt_len\":", "\"output_len\":",
-        "\"hash_ids\":", "\"adapter\":", "\"priority\":"};
+        "\"hash_ids\":", "\"adapter\":", "\"priority\":", "\"session\":"};
     size_t cap = 0;
     char *save = NULL;
     char *copy = strdup(t->text);
@@ -107,6 +107,19 @@ static void parse_trace(trace *t)
         json_t *id = json_object_get(o, "id");
         cr_assert(json_is_string(id));
         snprintf(r->id, sizeof r->id, "%s", json_string_value(id));
+        /* A turn "s<conv>.<turn>" names its conversation in 'session' (for --router
+         * session); single requests have none. */
+        json_t *sess = json_object_get(o, "session");
+        const char *dot = strchr(r->id, '.');
+        if (dot) {
+            cr_assert(json_is_string(sess), "line %zu: a turn without its session", lineno);
+            cr_assert_eq(strlen(json_string_value(sess)), (size_t)(dot - r->id));
+            cr_assert_eq(strncmp(json_string_value(sess), r->id, (size_t)(dot - r->id)), 0,
+                         "line %zu: session '%s' is not the id's conversation", lineno,
+                         json_string_value(sess));
+        } else {
+            cr_assert_null(sess, "line %zu: a single request has no session", lineno);
+        }
         r->arrival_ns = raw_arrival(line, lineno);
         json_t *arr = json_object_get(o, "arrival");
         cr_assert(json_is_real(arr));

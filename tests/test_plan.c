@@ -514,6 +514,76 @@ Test(plan_cli, smallest_pool_meets_and_one_block_less_violates)
     free(dir);
 }
 
+Test(plan_cli, fewest_replicas_meet_and_one_fewer_violates)
+{
+    /* The trace at 8x its rate: one replica cannot hold it, a few can.  The search doubles
+     * from 1, then bisects, so the answer R comes with a violating probe at R − 1, and
+     * `kvsim run --replicas R` reproduces both verdicts. */
+    char *dir = make_temp_dir();
+    char *trace = make_trace(dir);
+    run_result r = run_kvsim("plan", trace, "--over", "replicas", "--load", "8", "--router",
+                             "least-requests", "--tp", "2", "--time-model", TIME_MODEL, "--slo",
+                             SLO_SPEC, "--json", NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    json_t *p = json_of(&r);
+    cr_assert_str_eq(json_string_value(json_object_get(p, "over")), "replicas");
+    cr_assert_str_eq(json_string_value(json_object_get(p, "status")), "found");
+    double R = num(p, "answer", NULL, NULL);
+    cr_assert_gt(R, 1);
+    cr_assert_eq(num(p, "answer_replicas", NULL, NULL), R);
+    cr_assert_eq(num(p, "answer_gpus", NULL, NULL), 2 * R, "replicas x TP 2");
+    cr_assert_eq(num(p, "base", "gpus_per_replica", NULL), 2);
+    cr_assert_eq(num(p, "next", NULL, NULL), R - 1, "R - 1 was probed and violates");
+    /* The probes were 1, 2, 4, ... up to the first that met, then the bisection. */
+    json_t *probes = json_object_get(p, "probes");
+    cr_assert_eq(num(json_array_get(probes, 0), "value", NULL, NULL), 1);
+    cr_assert_eq(num(json_array_get(probes, 0), "gpus", NULL, NULL), 2);
+    char buf[32], v[128];
+    for (int k = 0; k < 2; k++) {
+        snprintf(buf, sizeof buf, "%.0f", R - k);
+        const char *args[] = {"run",      trace,    "--time-model", TIME_MODEL, "--time-scale",
+                              "0.125",    "--replicas", buf,        "--router", "least-requests",
+                              "--tp",     "2",      "--json",       NULL};
+        run_result rr = run_kvsimv(args);
+        cr_assert_eq(rr.status, 0, "run: %s", rr.err);
+        json_t *s = json_of(&rr);
+        violated(s, v, sizeof v);
+        if (k == 0)
+            cr_assert_str_empty(v, "at %s replicas, run violates %s", buf, v);
+        else
+            cr_assert_str_not_empty(v, "%s replicas still meet every SLO", buf);
+        json_decref(s);
+        run_result_free(&rr);
+    }
+    json_decref(p);
+    run_result_free(&r);
+    /* The human answer says replicas x TP x PP = GPUs, and that R - 1 violates. */
+    r = run_kvsim("plan", trace, "--over", "replicas", "--load", "8", "--router",
+                  "least-requests", "--tp", "2", "--time-model", TIME_MODEL, "--slo", SLO_SPEC,
+                  NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    snprintf(v, sizeof v, "  answer      fewest replicas within SLOs: %.0f x TP2 PP1 = %.0f H100-SXM GPUs",
+             R, 2 * R);
+    cr_assert(strstr(r.out, v), "%s", r.out);
+    snprintf(v, sizeof v, "  checked     %.0f replicas violate the SLOs: %.0f is the fewest\n", R - 1,
+             R);
+    cr_assert(strstr(r.out, v), "%s", r.out);
+    run_result_free(&r);
+    /* A load search with --replicas R answers what R replicas hold. */
+    snprintf(buf, sizeof buf, "%.0f", R);
+    r = run_kvsim("plan", trace, "--replicas", buf, "--router", "least-requests", "--tp", "2",
+                  "--time-model", TIME_MODEL, "--slo", SLO_SPEC, "--json", NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    p = json_of(&r);
+    cr_assert_geq(num(p, "answer_load", NULL, NULL), 8, "R replicas hold at least the load 8");
+    cr_assert_eq(num(p, "answer_replicas", NULL, NULL), R);
+    json_decref(p);
+    run_result_free(&r);
+    free(trace);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* plan.csv's rows, parsed: the first six columns and the column count. */
 typedef struct csv_row {
     double load, rate, ttft, tpot, preempt;
@@ -593,7 +663,7 @@ Test(plan_cli, files_are_deterministic_and_follow_the_schema)
     size_t n = parse_csv(text[0][0], rows, 64, &header);
     cr_assert_str_eq(header, "load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,"
                              "meets_slo,value,time_scale,num_blocks,kv_budget_bytes,reject_rate,"
-                             "preemptions,finished,rejected,unfinished,e2e_p50_s");
+                             "preemptions,finished,rejected,unfinished,replicas,gpus,e2e_p50_s");
     cr_assert_eq(n, json_array_size(probes));
     cr_assert_eq(n, (size_t)num(pj, "search", "probes", NULL));
     size_t met = 0;
@@ -728,7 +798,7 @@ ParameterizedTestParameters(plan_cli, errors)
          "--slo: 'preemption_rate': 'x' is not a number"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "memory"},
          2,
-         "--over: unknown quantity 'memory' (load, num_blocks or kv_budget)"},
+         "--over: unknown quantity 'memory' (load, num_blocks, kv_budget or replicas)"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--min", "4", "--max", "2"},
          2,
          "--min (4) must be below --max (2)"},
@@ -750,7 +820,7 @@ ParameterizedTestParameters(plan_cli, errors)
          "--min (9e+06) must be below --max (8e+06)"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--load", "2"},
          2,
-         "--load fixes the load of a pool search: it needs --over num_blocks"},
+         "--load fixes the load of a pool or replica search: it needs --over num_blocks"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "num_blocks", "--num-blocks",
           "100"},
          2,
@@ -758,6 +828,19 @@ ParameterizedTestParameters(plan_cli, errors)
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "kv_budget", "--kv-budget", "8GiB"},
          2,
          "--over kv_budget searches the pool size: drop --kv-budget"},
+        {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "replicas", "--replicas", "4"},
+         2,
+         "--over replicas searches the number of replicas: drop --replicas"},
+        {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "replicas", "--min", "0"},
+         2,
+         "--min: '0' must be between 1 and 4096"},
+        {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "replicas", "--max", "2.5"},
+         2,
+         "--max: '2.5' is not a whole number"},
+        {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--over", "replicas", "--min", "3",
+          "--max", "3"},
+         2,
+         "--min (3) must be below --max (3)"},
         {{"@traces/tiny.csv", "--slo", "ttft_p99=2s", "--tolerance", "0"},
          2,
          "--tolerance: '0' must be between 1e-06 and 1"},

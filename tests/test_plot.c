@@ -235,7 +235,7 @@ Test(plot, sweep_without_a_swept_knob_is_a_note)
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char want[512];
     snprintf(want, sizeof want,
-             "kvsim: note: %s/sweep.csv varies neither block size nor watermark: no sweep "
+             "kvsim: note: %s/sweep.csv varies neither block size, watermark nor router: no sweep "
              "chart\n",
              dir);
     cr_assert_str_eq(r.err, want);
@@ -543,4 +543,57 @@ Test(plot, missing_gnuplot_is_a_negative_code)
     cr_assert_str_eq(diag.msg, "gnuplot not found");
     rm_rf(d);
     free(d);
+}
+
+/* ---- a cluster (DESIGN §10 "Figures") ------------------------------------------------- */
+
+Test(plot, cluster_run_draws_per_replica_figures)
+{
+    char *dir = make_temp_dir();
+    run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
+                             "--num-blocks", "1500", "--replicas", "3", "--router", "prefix",
+                             "--out", dir, "--plot", NULL);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_empty(r.err);
+    cr_assert(strstr(r.out, "cluster_blocks, cluster_replicas, latency_cdf (.png, .svg)"),
+              "stdout: %s", r.out);
+    assert_figure(dir, "cluster_blocks");
+    assert_figure(dir, "cluster_replicas");
+    assert_figure(dir, "latency_cdf");
+    cr_assert(!has_file(dir, "blocks.png") && !has_file(dir, "pressure.png"),
+              "a cluster's interleaved rows are not one replica's time series");
+    assert_clean(dir, false);
+    run_result_free(&r);
+    /* More than 16 replicas: quantile bands instead of lines. */
+    r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
+                  "--num-blocks", "1500", "--replicas", "17", "--out", dir, "--plot", "-q", NULL);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    assert_figure(dir, "cluster_blocks");
+    char *svg = join(dir, "cluster_blocks.svg");
+    char *text = read_file(svg, NULL);
+    cr_assert(strstr(text, "P10 - P90") && !strstr(text, "replica 16"), "bands, not lines");
+    free(text);
+    free(svg);
+    run_result_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(plot, router_sweep_draws_the_comparison)
+{
+    char *dir = make_temp_dir();
+    run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
+                             "120", "--num-blocks", "1500", "--replicas", "2,3", "--router",
+                             "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01",
+                             "--out", dir, "--plot", "-q", NULL);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    assert_figure(dir, "sweep_router");
+    char *svg = join(dir, "sweep_router.svg");
+    char *text = read_file(svg, NULL);
+    cr_assert(strstr(text, "kv-cost") && strstr(text, "replicas 3"), "categories and groups");
+    free(text);
+    free(svg);
+    run_result_free(&r);
+    rm_rf(dir);
+    free(dir);
 }

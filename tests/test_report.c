@@ -4,13 +4,14 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "kvsim/cluster.h"
 #include "kvsim/report.h"
 #include "kvsim/summary.h"
 
 Test(report, timeseries_header_and_row_follow_the_column_table)
 {
     kv_buf b = {0};
-    kv_report_timeseries_header(&b);
+    kv_report_timeseries_header(&b, false);
     cr_assert_str_eq(b.s, "time_s,step,running,waiting,physical_blocks,logical_blocks,"
                           "cached_free_blocks,free_blocks,usage,effective_tokens,scheduled_tokens,"
                           "preemptions,evictions,prefix_hits,prefix_queries,watermark_deferrals,"
@@ -35,15 +36,27 @@ Test(report, timeseries_header_and_row_follow_the_column_table)
                    .watermark_deferrals = 16,
                    .admitted = 17,
                    .finished = 18};
-    kv_report_timeseries_row(&b, &s);
+    kv_report_timeseries_row(&b, &s, false);
     cr_assert_str_eq(b.s, "12.000000500,3,4,5,6,7,8,9,0.125000,10,11,12,13,14,15,16,17,18\n");
+    kv_buf_reset(&b);
+    s.replica = 2;
+    kv_report_timeseries_header(&b, true);
+    kv_report_timeseries_row(&b, &s, true);
+    cr_assert_str_eq(b.s, "time_s,replica,step,running,waiting,physical_blocks,logical_blocks,"
+                          "cached_free_blocks,free_blocks,usage,effective_tokens,scheduled_tokens,"
+                          "preemptions,evictions,prefix_hits,prefix_queries,watermark_deferrals,"
+                          "admitted,finished\n"
+                          "12.000000500,2,3,4,5,6,7,8,9,0.125000,10,11,12,13,14,15,16,17,18\n",
+                     "a cluster's rows name their replica after the time");
     kv_buf_release(&b);
 }
 
 Test(report, request_rows)
 {
     kv_buf b = {0};
-    kv_report_requests_header(&b);
+    kv_run_result res;
+    memset(&res, 0, sizeof res);
+    kv_report_requests_header(&b, &res);
     cr_assert_str_eq(b.s, "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
                           "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n");
     kv_buf_reset(&b);
@@ -56,16 +69,44 @@ Test(report, request_rows)
     r.finish_ns = 2000000000;
     r.hit_tokens = 32;
     r.preemptions = 1;
-    kv_report_request_row(&b, &r);
+    res.reqs = &r;
+    res.n = 1;
+    kv_report_request_row(&b, &res, 0);
     cr_assert_str_eq(b.s, "7,0.500000000,0.600000000,1.000000000,2.000000000,64,3,32,1,"
                           "0.500000000,0.500000000,1.500000000,finished\n");
     kv_buf_reset(&b);
     spec.id = "a,\"b\"";
     kv_req_init(&r, &spec);
     r.status = KV_REQ_REJECTED;
-    kv_report_request_row(&b, &r);
+    kv_report_request_row(&b, &res, 0);
     cr_assert_str_eq(b.s, "\"a,\"\"b\"\"\",0.500000000,,,,64,3,0,0,,,,rejected\n",
                      "an id with a comma or quote is quoted; undefined times are empty");
+    kv_buf_release(&b);
+}
+
+Test(report, cluster_request_rows_add_replica_and_predicted_hits)
+{
+    kv_buf b = {0};
+    kv_request_spec spec[2] = {{.arrival_ns = 0, .prompt_len = 64, .output_len = 3, .row = 0},
+                               {.arrival_ns = 1, .prompt_len = 64, .output_len = 3, .row = 1}};
+    kv_req r[2];
+    kv_req_init(&r[0], &spec[0]);
+    kv_req_init(&r[1], &spec[1]);
+    r[0].status = KV_REQ_REJECTED;
+    r[0].hit_tokens = 16;
+    uint32_t replica_of[2] = {2, KV_CLUSTER_NOT_ROUTED}, predicted[2] = {48, 0};
+    kv_cluster_result cl = {.replicas = 3, .replica_of = replica_of, .predicted_tokens = predicted};
+    kv_run_result res = {.reqs = r, .n = 2, .cluster = &cl};
+    kv_report_requests_header(&b, &res);
+    kv_report_request_row(&b, &res, 0);
+    kv_report_request_row(&b, &res, 1);
+    cr_assert_str_eq(b.s,
+                     "id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
+                     "output_len,predicted_hit_tokens,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,"
+                     "status\n"
+                     "0,2,0.000000000,,,,64,3,48,16,0,,,,rejected\n"
+                     "1,,0.000000001,,,,64,3,0,0,0,,,,pending\n",
+                     "a request never routed has no replica");
     kv_buf_release(&b);
 }
 
@@ -123,7 +164,14 @@ Test(summary, the_first_key_order_is_summary_json_order)
     cr_assert_str_eq(f[0].path, "kvsim_version");
     cr_assert_str_eq(f[1].path, "command");
     cr_assert_str_eq(f[2].path, "config.trace");
-    cr_assert_str_eq(f[n - 1].path, "livelock_guard_fired");
+    size_t top = 0;
+    while (top < n && !f[top].in_cluster)
+        top++;
+    cr_assert_str_eq(f[top - 1].path, "livelock_guard_fired");
+    cr_assert_str_eq(f[top].path, "cluster.replicas", "the cluster block comes last");
+    cr_assert_str_eq(f[n - 1].path, "cluster.per_replica");
+    for (size_t i = top; i < n; i++)
+        cr_assert(f[i].in_cluster);
     cr_assert_not_null(kv_summary_field("latency_s.tpot.p95"));
     cr_assert_null(kv_summary_field("latency_s.tpot.p42"));
 }

@@ -18,7 +18,10 @@ static const char header[] =
     "config,dir,block_size,num_blocks,kv_budget_bytes,watermark,free_order,max_seqs,preempt,"
     "finished,rejected,peak_physical,mean_physical,peak_logical,mean_logical,sharing_ratio,"
     "hit_rate,evictions,preemptions,watermark_deferrals,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
-    "tpot_p99_s,output_tok_per_s,requests_per_s";
+    "tpot_p99_s,output_tok_per_s,requests_per_s,replicas,router,router_weight_prefix,"
+    "router_weight_queue,router_weight_kv,router_view,gpus,requests_max_over_mean,requests_gini,"
+    "blocks_max_over_mean,blocks_gini,predicted_hit_tokens,granted_hit_tokens,overpredicted,"
+    "underpredicted";
 
 /* Where each sweep.csv column comes from in summary.json (NULL: config, dir). */
 static const char *const paths[] = {
@@ -48,8 +51,23 @@ static const char *const paths[] = {
     "latency_s.tpot.p99",
     "throughput.output_tok_per_s",
     "throughput.requests_per_s",
+    "cluster.replicas", /* FIRST_CLUSTER_COL: summary.json has them with two or more replicas */
+    "cluster.router",
+    "cluster.router_weights.prefix",
+    "cluster.router_weights.queue",
+    "cluster.router_weights.kv",
+    "cluster.router_view",
+    "cluster.gpus",
+    "cluster.imbalance.requests_max_over_mean",
+    "cluster.imbalance.requests_gini",
+    "cluster.imbalance.blocks_max_over_mean",
+    "cluster.imbalance.blocks_gini",
+    "cluster.router_accuracy.predicted_hit_tokens",
+    "cluster.router_accuracy.granted_hit_tokens",
+    "cluster.router_accuracy.overpredicted",
+    "cluster.router_accuracy.underpredicted",
 };
-enum { N_COLS = sizeof paths / sizeof paths[0] };
+enum { N_COLS = sizeof paths / sizeof paths[0], FIRST_CLUSTER_COL = 26 };
 
 static char *path2(const char *a, const char *b)
 {
@@ -290,6 +308,84 @@ Test(sweep, fixed_block_counts_say_the_budget_differs)
 
 /* ---- sweep.csv = the summaries -------------------------------------------------------- */
 
+/* Every cell of row i is the value at its column's path in summary s, printed as
+ * summary.json prints it; the cluster cells of a one-replica run are empty but replicas,
+ * which is 1. */
+static void cells_are_summary(const table *t, size_t i, json_t *s)
+{
+    for (size_t c = 2; c < N_COLS; c++) {
+        if (c >= FIRST_CLUSTER_COL && !json_object_get(s, "cluster")) {
+            cr_assert_str_eq(t->cells[i][c], c == FIRST_CLUSTER_COL ? "1" : "", "%s", paths[c]);
+            continue;
+        }
+        json_t *v = get(s, paths[c]);
+        if (json_is_string(v)) {
+            cr_assert_str_eq(t->cells[i][c], json_string_value(v), "%s", paths[c]);
+        } else if (json_is_integer(v)) {
+            char want[32];
+            snprintf(want, sizeof want, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            cr_assert_str_eq(t->cells[i][c], want, "%s", paths[c]);
+        } else {
+            cr_assert(json_is_real(v), "%s", paths[c]);
+            /* Same decimal number as summary.json's text, so the same double. */
+            cr_assert_eq(strtod(t->cells[i][c], NULL), json_real_value(v), "%s: %s vs %.17g",
+                         paths[c], t->cells[i][c], json_real_value(v));
+        }
+    }
+}
+
+Test(sweep, replicas_and_routers_are_sweep_lists)
+{
+    char *tmp = make_temp_dir();
+    run_result r = run_kvsim("sweep", mooncake(), "--out", tmp, "--replicas", "2,1", "--router",
+                             "prefix,weighted:prefix=3,kv=1,round-robin", "--num-blocks",
+                             "3000", "--time-model", "fixed:0.01", "--limit", "200", NULL);
+    assert_ok(&r);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 6, "2 replica counts x 3 routers");
+    static const char *const names[] = {
+        "b16_n3000_wm0.01_split_s256_fcfs_r1_prefix",
+        "b16_n3000_wm0.01_split_s256_fcfs_r1_round-robin",
+        "b16_n3000_wm0.01_split_s256_fcfs_r1_weighted-p3-q0-k1",
+        "b16_n3000_wm0.01_split_s256_fcfs_r2_prefix",
+        "b16_n3000_wm0.01_split_s256_fcfs_r2_round-robin",
+        "b16_n3000_wm0.01_split_s256_fcfs_r2_weighted-p3-q0-k1",
+    };
+    for (size_t i = 0; i < t.n; i++) {
+        cr_assert_str_eq(t.cells[i][0], names[i], "row %zu", i);
+        char *dir = path2(tmp, t.cells[i][0]);
+        json_t *s = load_summary(dir);
+        cells_are_summary(&t, i, s);
+        json_decref(s);
+        free(dir);
+    }
+    cr_assert_str_eq(t.cells[5][FIRST_CLUSTER_COL + 1], "weighted");
+    cr_assert_str_eq(t.cells[5][FIRST_CLUSTER_COL + 2], "3");
+    cr_assert_str_eq(t.cells[5][FIRST_CLUSTER_COL + 3], "0");
+    cr_assert(strstr(r.out, "_r2_weighted-p3-q0-k1"), "%s", r.out);
+    free(t.text);
+    run_result_free(&r);
+    /* The two listed twice: a value given twice is an error, as for every list. */
+    r = run_kvsim("sweep", mooncake(), "--out", tmp, "--router", "weighted,weighted:prefix=2,queue=1,kv=1",
+                  NULL);
+    assert_error_line(&r, 2, "kvsim: error: --router: weighted:prefix=2,queue=1,kv=1 appears "
+                             "twice in the list 'weighted,weighted:prefix=2,queue=1,kv=1'",
+                      NULL);
+    run_result_free(&r);
+    r = run_kvsim("sweep", mooncake(), "--out", tmp, "--router", "prefix,,kv-cost", NULL);
+    assert_error_line(&r, 2, "kvsim: error: --router: empty item in the list 'prefix,,kv-cost'",
+                      NULL);
+    run_result_free(&r);
+    r = run_kvsim("sweep", mooncake(), "--out", tmp, "--replicas", "2,0", NULL);
+    assert_error_line(&r, 2, "kvsim: error: --replicas: '0' must be between 1 and 4096", NULL);
+    run_result_free(&r);
+    free(csv);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 Test(sweep, every_cell_is_its_summary_value)
 {
     char *tmp = make_temp_dir();
@@ -307,21 +403,7 @@ Test(sweep, every_cell_is_its_summary_value)
     for (size_t i = 0; i < t.n; i++) {
         char *dir = path2(tmp, t.cells[i][0]);
         json_t *s = load_summary(dir);
-        for (size_t c = 2; c < N_COLS; c++) {
-            json_t *v = get(s, paths[c]);
-            if (json_is_string(v)) {
-                cr_assert_str_eq(t.cells[i][c], json_string_value(v), "%s", paths[c]);
-            } else if (json_is_integer(v)) {
-                char want[32];
-                snprintf(want, sizeof want, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-                cr_assert_str_eq(t.cells[i][c], want, "%s", paths[c]);
-            } else {
-                cr_assert(json_is_real(v), "%s", paths[c]);
-                /* Same decimal number as summary.json's text, so the same double. */
-                cr_assert_eq(strtod(t.cells[i][c], NULL), json_real_value(v), "%s: %s vs %.17g",
-                             paths[c], t.cells[i][c], json_real_value(v));
-            }
-        }
+        cells_are_summary(&t, i, s);
         preempted |= json_integer_value(get(s, "preemptions")) > 0;
         rejected |= json_integer_value(get(s, "requests.rejected")) > 0;
         hits |= json_real_value(get(s, "prefix.hit_rate")) > 0;

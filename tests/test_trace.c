@@ -1267,3 +1267,32 @@ Test(trace_bundled, tiny_shared_prefixes)
     cr_assert_str_eq(b->id, "9");
     kv_trace_free(t);
 }
+
+/* DESIGN §7: the optional 'session' of the kvsim formats (for --router session, §10 C3):
+ * a string like adapter and salt, empty meaning none; the other formats carry none. */
+Test(trace, session_field_in_the_kvsim_formats)
+{
+    kv_trace *t = text_ok("s.jsonl",
+                          "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, "
+                          "\"session\": \"conv-7\"}\n"
+                          "{\"arrival\": 1, \"prompt_len\": 1, \"output_len\": 1, \"session\": \"\"}\n"
+                          "{\"arrival\": 2, \"prompt_len\": 1, \"output_len\": 1, \"session\": null}\n"
+                          "{\"arrival\": 3, \"prompt_len\": 1, \"output_len\": 1}\n",
+                          NULL);
+    cr_assert_str_eq(by_row(t, 0)->session, "conv-7");
+    for (uint32_t r = 1; r < 4; r++)
+        cr_assert_null(by_row(t, r)->session, "row %u: empty, null or absent is none", r);
+    kv_trace_free(t);
+    t = text_ok("s.csv", "arrival,prompt_len,output_len,session\n0,1,1,\"a,b\"\n1,1,1,\n", NULL);
+    cr_assert_str_eq(by_row(t, 0)->session, "a,b");
+    cr_assert_null(by_row(t, 1)->session);
+    kv_trace_free(t);
+    t = text_ok("n.csv", "arrival,prompt_len,output_len\n0,1,1\n", NULL);
+    cr_assert_null(by_row(t, 0)->session, "no column, no session");
+    kv_trace_free(t);
+    expect_text_err("v.jsonl",
+                    "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, \"session\": 12}",
+                    NULL, -KV_EPARSE, "v.jsonl:1: 'session' must be a string, got 12");
+    expect_text_err("d.csv", "arrival,prompt_len,output_len,session,session\n0,1,1,a,b\n", NULL,
+                    -KV_EPARSE, "d.csv:1: duplicate column 'session' in the CSV header");
+}

@@ -78,6 +78,9 @@ int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *k
 void kv_hasher_destroy(kv_hasher *h); /* NULL ok */
 const kv_digest *kv_hasher_seed(const kv_hasher *h);
 uint32_t kv_hasher_block_size(const kv_hasher *h);
+/* Blocks hashed since creation: with one hasher shared by a cluster's replicas this is
+ * the run's SHA-256 work, the same whatever R and the router (DESIGN §9, §10). */
+uint64_t kv_hasher_blocks_hashed(const kv_hasher *h);
 
 /* Hash full block j of c (positions [j·b, (j+1)·b)) with parent digest `parent`
  * (the seed for j = 0).  Positions ≥ prompt_len are generated tokens.  Can't fail. */

@@ -36,7 +36,8 @@ typedef struct kv_engine kv_engine; /* opaque */
 
 /* What on_step_end sees: the state after the step's frees. */
 typedef struct kv_step_view {
-    uint64_t step; /* 1-based */
+    uint32_t replica; /* the engine config's replica */
+    uint64_t step;    /* 1-based */
     int64_t start_ns, end_ns;
     const kv_req *reqs; /* the engine config's reqs (all requests, trace order) */
     size_t n;
@@ -56,6 +57,8 @@ typedef struct kv_engine_config {
     kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */
     bool hash_all_blocks;  /* reference mode (tests): no private blocks (DESIGN §9), every
                               full block hashed and indexed; same outputs, slower */
+    uint32_t replica;      /* index in a cluster (DESIGN §10), echoed in every sample and
+                              step view; 0 for a lone replica */
     /* Observers (optional); ctx is passed back. */
     uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
     void (*on_sample)(void *ctx, const kv_sample *s);
@@ -110,6 +113,10 @@ void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out);
 
 /* Read-only views for routers and tools. */
 const kv_pool *kv_engine_pool(const kv_engine *e);
+/* The sample of the last step started (taken after its scheduling pass, before its
+ * step-end frees, as every step's is; effective_tokens only on steps handed to on_sample);
+ * all zero before the first step.  A cluster sums these across replicas (C8's peaks). */
+const kv_sample *kv_engine_last_sample(const kv_engine *e);
 uint32_t kv_engine_num_running(const kv_engine *e);
 uint32_t kv_engine_num_waiting(const kv_engine *e);
 uint64_t kv_engine_steps(const kv_engine *e); /* steps executed so far */

@@ -18,6 +18,7 @@ typedef struct kv_sample {
     int64_t time_ns; /* step start */
     int64_t dt_ns;   /* step duration */
     uint64_t step;   /* 1-based */
+    uint32_t replica; /* the replica that took it (a cluster's timeseries.csv column) */
     uint32_t running, waiting;
     uint32_t physical_blocks;    /* refcount > 0 */
     uint64_t logical_blocks;     /* Σ block-table lengths */
@@ -67,6 +68,12 @@ double kv_metrics_mean_physical(const kv_metrics *m); /* 0 with no steps */
 double kv_metrics_mean_logical(const kv_metrics *m);
 /* mean logical / mean physical (time-weighted); 0 when nothing was ever held. */
 double kv_metrics_sharing_ratio(const kv_metrics *m);
+
+/* Imbalance of n ≥ 1 non-negative values (DESIGN §10 C7, C8): the maximum over the mean,
+ * and the Gini coefficient in its population form, Σ_i Σ_j |x_i − x_j| / (2 n² mean).
+ * All-zero values give max/mean 1 and Gini 0.  Can't fail. */
+double kv_max_over_mean(const double *x, size_t n);
+double kv_gini(const double *x, size_t n);
 
 typedef struct kv_dist {
     uint64_t n;

@@ -21,6 +21,14 @@
  * Digests.  The probes share one chain store (KV_PLAN_CHAIN_BYTES): a request's chain is
  * hashed by the first probe that admits it and copied by every later one.
  *
+ * Replicas.  KV_PLAN_REPLICAS searches the fewest replicas (DESIGN §10) that meet the
+ * SLOs at a fixed load, each replica the setup's pool: integers from 1, where a probe at R
+ * replays with --replicas R.  The search starts at 1 and doubles until the SLOs are met,
+ * then bisects down to adjacent counts, so the answer R comes with a probe at R − 1 that
+ * violates (unless R is 1 or the bound); its tolerance and confirmation step are
+ * therefore 0.  Every search reports replicas × TP · PP = GPUs for each probe; a load or
+ * pool search replays with the options' --replicas.
+ *
  * Memory: the trace (the caller's), one copy of its request array, the chain store, one
  * summary per probe.
  */
@@ -41,9 +49,10 @@ typedef enum kv_plan_over {
     KV_PLAN_LOAD,       /* highest arrival-rate scale factor within the SLOs */
     KV_PLAN_NUM_BLOCKS, /* smallest pool, in blocks, at a fixed load */
     KV_PLAN_KV_BUDGET,  /* the same pool search, reported as KV bytes per rank */
+    KV_PLAN_REPLICAS,   /* fewest replicas at a fixed load */
 } kv_plan_over;
 
-/* "load", "num_blocks", "kv_budget" */
+/* "load", "num_blocks", "kv_budget", "replicas" */
 const char *kv_plan_over_name(kv_plan_over o);
 /* Those names, or "num-blocks" / "kv-budget": 0 or -KV_EINVAL. */
 int kv_plan_over_parse(const char *s, kv_plan_over *out);
@@ -55,13 +64,14 @@ int kv_plan_over_parse(const char *s, kv_plan_over *out);
 #define KV_PLAN_LOAD_MIN_DEFAULT   0.001
 #define KV_PLAN_LOAD_MAX_DEFAULT   1000.0
 #define KV_PLAN_MAX_BLOCKS_DEFAULT 1048576u
+#define KV_PLAN_MAX_REPLICAS_DEFAULT 256u
 
 typedef struct kv_plan_config {
     kv_plan_over over;
     kv_slo_set slos;   /* finished (kv_slo_finish) */
-    double fixed_load; /* pool searches: the load they replay at (default 1) */
+    double fixed_load; /* pool and replica searches: the load they replay at (default 1) */
     bool has_min, has_max;
-    double min, max; /* axis units: loads, or blocks for both pool searches */
+    double min, max; /* axis units: loads, blocks for both pool searches, or replicas */
     double tolerance, confirm;
     uint32_t max_probes;
 } kv_plan_config;
@@ -73,9 +83,11 @@ typedef struct kv_plan_probe {
     double time_scale; /* `kvsim run --time-scale` that replays this probe exactly */
     double rate;       /* offered arrival rate, req/s: (n−1)/(last − first arrival); NAN
                           when every request arrives at once */
-    uint32_t num_blocks;
+    uint32_t num_blocks;    /* per replica */
     uint64_t kv_budget;     /* KV bytes per rank the pool was sized from (config echo's
                                kv_budget_bytes; N·block_bytes in pool searches) */
+    uint32_t replicas;      /* the probe's replicas */
+    uint64_t gpus;          /* replicas × TP × PP */
     double slo[KV_SLO_MAX]; /* each SLO's measured figure, in the set's order */
     double ttft_p99, tpot_p99, preemption_rate, reject_rate; /* always measured */
     uint64_t preemptions, finished, rejected, unfinished;
@@ -96,8 +108,9 @@ typedef struct kv_plan {
     size_t n_requests;
     double base_time_scale; /* the options' --time-scale (load 1 replays with it) */
     double base_rate;       /* offered rate at load 1, req/s (NAN: all at once) */
-    double fixed_load;      /* pool searches: the load they replay at */
+    double fixed_load;      /* pool and replica searches: the load they replay at */
     uint64_t block_bytes;   /* bytes per block per rank */
+    uint32_t gpus_per_replica; /* TP × PP */
     bool whole_trace_max;   /* pool searches: --max is the default, a pool that holds every
                                request at once (so blocks never run short there) */
     /* private: what probes replay */
@@ -120,8 +133,8 @@ typedef struct kv_plan {
 /* Set up a plan from the options alone (before any file is read): resolve the setup
  * (for a pool search, one of 2 blocks, for the block size and bytes per block) and check
  * the time model.  so's time_scale is the base F.  0, or -KV_EINVAL with a diag for
- * options that cannot work (a pool option with a pool search), or the setup's own
- * error.  kv_plan_release in every case. */
+ * options that cannot work (a pool option with a pool search, replicas with a replica
+ * search), or the setup's own error.  kv_plan_release in every case. */
 int kv_plan_init(kv_plan *p, const kv_plan_config *cfg, const kv_setup_options *mo,
                  const kv_sim_options *so, kv_diag *diag);
 /* Bind the trace (loaded with time scale 1: each probe applies its own; it must outlive

@@ -39,12 +39,15 @@ const json_t *kv_json_at(const json_t *root, const char *path);
 /* One CSV field, RFC 4180: quoted when it holds a comma, a quote or a line break. */
 void kv_csv_field(kv_buf *b, const char *s);
 
-/* requests.csv: its header line, and one request's row (in trace order, DESIGN §8). */
-void kv_report_requests_header(kv_buf *b);
-void kv_report_request_row(kv_buf *b, const kv_req *r);
-/* timeseries.csv: its header line and one sample's row, both from KV_SAMPLE_COLUMNS. */
-void kv_report_timeseries_header(kv_buf *b);
-void kv_report_timeseries_row(kv_buf *b, const kv_sample *s);
+/* requests.csv: its header line, and request i's row (trace order, DESIGN §8), both from
+ * one column table; a cluster run (res->cluster) adds `replica` after `id` and
+ * `predicted_hit_tokens` before `hit_tokens` (§10). */
+void kv_report_requests_header(kv_buf *b, const kv_run_result *res);
+void kv_report_request_row(kv_buf *b, const kv_run_result *res, size_t i);
+/* timeseries.csv: its header line and one sample's row, both from KV_SAMPLE_COLUMNS; with
+ * replica (a cluster run) a `replica` column follows time_s. */
+void kv_report_timeseries_header(kv_buf *b, bool replica);
+void kv_report_timeseries_row(kv_buf *b, const kv_sample *s, bool replica);
 
 /* perf.json's object (new reference): wall time, peak RSS and simulation speed of a run
  * that took wall seconds.  The only output with machine-dependent numbers. */
@@ -75,9 +78,10 @@ json_t *kv_estimate_json(const kv_setup *s, const kv_setup_options *so,
 typedef struct kv_out kv_out; /* opaque */
 
 /* Check dir (a missing directory, or one holding only what a run writes: outdir.h) and
- * open timeseries.csv in a temporary directory beside it.  0, or -KV_EINVAL / -KV_EIO with
+ * open timeseries.csv (with the replica column for a cluster run) in a temporary
+ * directory beside it.  0, or -KV_EINVAL / -KV_EIO with
  * a diag; nothing is left behind on error. */
-int kv_out_open(kv_out **out, const char *dir, kv_diag *diag);
+int kv_out_open(kv_out **out, const char *dir, bool replica_column, kv_diag *diag);
 /* Engine on_sample callback: ctx is the kv_out.  A write error surfaces at commit
  * (ferror on close). */
 void kv_out_sample(void *ctx, const kv_sample *s);

@@ -28,4 +28,10 @@ double kv_rng_gamma(kv_rng *r, double shape, double scale);
 /* Uniform integer in [0, n), n ≥ 1 (unbiased rejection). */
 uint64_t kv_rng_below(kv_rng *r, uint64_t n);
 
+/* One SplitMix64 draw (Steele, Lea & Flood), advancing *state: state += 0x9E3779B97F4A7C15,
+ * then the two xor-shift-multiply rounds and a final xor-shift, all mod 2^64.  The
+ * cluster router's tie-break stream (DESIGN §10 C8: state = --seed; seed 0 draws
+ * 0xE220A8397B1DCDAF first), and the seeding of kv_rng. */
+uint64_t kv_splitmix64(uint64_t *state);
+
 #endif

@@ -22,11 +22,14 @@
 #include <stdint.h>
 
 #include "kvsim/engine.h"
+#include "kvsim/router.h"
 #include "kvsim/setup.h"
 #include "kvsim/trace.h"
 
 /* The chain memo a replay of a hash_ids trace gives its hasher (kv_hasher_memo). */
 #define KV_SIM_MEMO_BYTES ((size_t)16 << 20)
+/* The most replicas a replay takes (each is a whole pool). */
+#define KV_SIM_MAX_REPLICAS 4096u
 
 typedef struct kv_sim_options {
     kv_trace_options trace;
@@ -40,15 +43,19 @@ typedef struct kv_sim_options {
                                trace (kvsim plan's probes); NULL = none */
     double gpu_cost_per_hour; /* cost of one GPU-hour, for the summary's cost per million
                                  output tokens; 0 = none (the default) */
+    uint32_t replicas;      /* DESIGN §10: R replicas behind a router; default 1 */
+    kv_router_config router; /* its seed is ignored: routing draws from trace.seed (--seed) */
 } kv_sim_options;
 
 /* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
  * full-prompt admission gate, FCFS preemption, prefix caching, split free order, the
- * roofline time model, seed 1. */
+ * roofline time model, seed 1, one replica (the router's defaults: round-robin, exact
+ * view, live signals). */
 void kv_sim_options_init(kv_sim_options *o);
 
 /* The engine config of a replay (observers unset, invariants per the build option).
- * 0 or -KV_EINVAL with a diag (a bad time model). */
+ * 0 or -KV_EINVAL with a diag (a bad time model, no replica, a router config
+ * kv_router_config_check refuses). */
 int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_config *c,
                          kv_diag *diag);
 
@@ -81,6 +88,8 @@ typedef struct kv_run_result {
     int64_t sim_time_ns; /* max(end of the last step, last arrival) */
     kv_engine_stats stats;
     int stop; /* 0, or the engine error that stopped the run (-KV_ELIVELOCK, …) */
+    uint64_t blocks_hashed; /* SHA-256 block hashes computed (perf.json; DESIGN §9) */
+    struct kv_cluster_result *cluster; /* R ≥ 2 replicas (cluster.h), else NULL; owned */
 } kv_run_result;
 
 /* The replay driver.  cfg's reqs/n_reqs are set here.  0, or a negative KV_E*: -KV_EINVAL
@@ -91,7 +100,8 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
               const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
               kv_run_result *out, kv_diag *diag);
 
-/* Options + setup → engine config → kv_replay. */
+/* Options + setup → engine config → kv_cluster_replay with the options' replicas and
+ * router (R = 1: exactly kv_replay's result; cluster.h). */
 int kv_sim_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *trace,
                   const kv_sim_hooks *hooks, kv_run_result *out, kv_diag *diag);
 

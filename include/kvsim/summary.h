@@ -59,6 +59,44 @@ typedef struct kv_summary_config {
     size_t n_notes;
 } kv_summary_config;
 
+/* One replica of a cluster (summary.json's cluster.per_replica[i]). */
+typedef struct kv_replica_summary {
+    uint64_t replica;
+    uint64_t requests; /* routed to it, rejected ones included */
+    uint64_t finished, rejected, preemptions, evictions;
+    struct {
+        uint64_t queries, hits;
+        double hit_rate;
+    } prefix;
+    struct {
+        uint64_t peak_physical;
+        double mean_physical, mean_logical; /* over its own step durations */
+    } blocks;
+    uint64_t steps;
+} kv_replica_summary;
+
+/* The cluster block (DESIGN §10 "Outputs with R > 1"): written only with R ≥ 2. */
+typedef struct kv_summary_cluster {
+    uint64_t replicas; /* R; 1 when the summary has no cluster block */
+    char *router;      /* the policy's name ("weighted"); its weights are separate */
+    char *router_view;
+    double router_refresh_s;
+    struct {
+        double prefix, queue, kv;
+    } router_weights;             /* weighted's weights (the defaults for other policies) */
+    double router_overlap_weight; /* kv-cost's WO */
+    uint64_t gpus;                /* replicas × TP × PP */
+    uint64_t session_rows;        /* trace rows with a session */
+    struct {
+        double requests_max_over_mean, requests_gini, blocks_max_over_mean, blocks_gini;
+    } imbalance; /* C7: requests routed, and each replica's mean used blocks */
+    struct {
+        uint64_t predicted_hit_tokens, granted_hit_tokens, overpredicted, underpredicted;
+    } router_accuracy;               /* C6 */
+    kv_replica_summary *per_replica; /* n_per_replica = replicas records, owned */
+    size_t n_per_replica;
+} kv_summary_cluster;
+
 typedef struct kv_summary {
     char *kvsim_version; /* the kvsim that wrote it (kv_version()); NULL: an older file */
     char *command;       /* the command line that ran it, shell-quoted, the program written
@@ -99,6 +137,8 @@ typedef struct kv_summary {
     uint64_t steps;
     double sim_time_s;
     bool livelock_guard_fired;
+    bool has_cluster; /* R ≥ 2: the cluster block exists (not a JSON field) */
+    kv_summary_cluster cluster;
 } kv_summary;
 
 typedef enum kv_field_type {
@@ -110,6 +150,8 @@ typedef enum kv_field_type {
     KV_FIELD_STR,  /* char *, owned */
     KV_FIELD_STRV, /* char **, owned, with a size_t count right after it */
     KV_FIELD_STRN, /* char *, owned; NULL is JSON null, and an absent key reads as NULL */
+    KV_FIELD_RECS, /* an array of records, owned, with a size_t count right after it;
+                      each record is written and read through the field's sub-schema */
 } kv_field_type;
 
 /* The schema: type, and the member of kv_summary whose designator is the JSON path. */
@@ -198,22 +240,86 @@ typedef enum kv_field_type {
     X(F64, sim_time_s)                                                                             \
     X(BOOL, livelock_guard_fired)
 
+/* The cluster block, after every field above, present only with R ≥ 2: (type, member,
+ * always).  A summary without it (one replica) reads every field here as absent — a NAN
+ * number, an empty sweep.csv cell — except those marked always: cluster.replicas is 1. */
+#define KV_SUMMARY_CLUSTER_SCHEMA(X)                                                               \
+    X(U64, cluster.replicas, 1)                                                                    \
+    X(STR, cluster.router, 0)                                                                      \
+    X(STR, cluster.router_view, 0)                                                                 \
+    X(F64, cluster.router_refresh_s, 0)                                                            \
+    X(F64, cluster.router_weights.prefix, 0)                                                       \
+    X(F64, cluster.router_weights.queue, 0)                                                        \
+    X(F64, cluster.router_weights.kv, 0)                                                           \
+    X(F64, cluster.router_overlap_weight, 0)                                                       \
+    X(U64, cluster.gpus, 0)                                                                        \
+    X(U64, cluster.session_rows, 0)                                                                \
+    X(F64, cluster.imbalance.requests_max_over_mean, 0)                                            \
+    X(F64, cluster.imbalance.requests_gini, 0)                                                     \
+    X(F64, cluster.imbalance.blocks_max_over_mean, 0)                                              \
+    X(F64, cluster.imbalance.blocks_gini, 0)                                                       \
+    X(U64, cluster.router_accuracy.predicted_hit_tokens, 0)                                        \
+    X(U64, cluster.router_accuracy.granted_hit_tokens, 0)                                          \
+    X(U64, cluster.router_accuracy.overpredicted, 0)                                               \
+    X(U64, cluster.router_accuracy.underpredicted, 0)                                              \
+    X(RECS, cluster.per_replica, 0)
+
+/* One cluster.per_replica record: (type, member of kv_replica_summary). */
+#define KV_SUMMARY_REPLICA_SCHEMA(X)                                                               \
+    X(U64, replica)                                                                                \
+    X(U64, requests)                                                                               \
+    X(U64, finished)                                                                               \
+    X(U64, rejected)                                                                               \
+    X(U64, preemptions)                                                                            \
+    X(U64, evictions)                                                                              \
+    X(U64, prefix.queries)                                                                         \
+    X(U64, prefix.hits)                                                                            \
+    X(F64, prefix.hit_rate)                                                                        \
+    X(U64, blocks.peak_physical)                                                                   \
+    X(F64, blocks.mean_physical)                                                                   \
+    X(F64, blocks.mean_logical)                                                                    \
+    X(U64, steps)
+
+typedef struct kv_schema kv_schema;
+
 typedef struct kv_field {
-    const char *path; /* "blocks.peak_physical" */
+    const char *path; /* "blocks.peak_physical" (relative to its record for a sub-schema) */
     kv_field_type type;
-    size_t offset; /* into kv_summary */
+    size_t offset;            /* into kv_summary (into the record for a sub-schema) */
+    bool in_cluster;          /* in the cluster block: absent without one (see above) */
+    bool always;              /* in_cluster, yet meaningful for one replica too */
+    const kv_schema *records; /* KV_FIELD_RECS: the schema of each record */
 } kv_field;
 
-/* The schema as data, in file order; n fields. */
+/* A record type's fields, in file order, and the record's size. */
+struct kv_schema {
+    const kv_field *fields;
+    size_t n;
+    size_t size;
+};
+
+/* The schema as data, in file order: every top-level field, then the cluster block's;
+ * n fields. */
 const kv_field *kv_summary_fields(size_t *n);
+/* The schema of one cluster.per_replica record. */
+const kv_schema *kv_summary_replica_schema(void);
 /* The field at a dotted path, or NULL. */
 const kv_field *kv_summary_field(const char *path);
+/* Whether s has a value for f: every field but the cluster block's, which need the block
+ * (R ≥ 2), except the always ones. */
+bool kv_summary_has(const kv_summary *s, const kv_field *f);
 /* A numeric field's value as a double (integers and booleans converted); NAN for a string
- * field or a null optional. */
+ * or records field, a null optional, or a field s does not have. */
 double kv_summary_number(const kv_summary *s, const kv_field *f);
+/* A numeric field of a record (its sub-schema's), as kv_summary_number. */
+double kv_summary_record_number(const void *record, const kv_field *f);
 
 /* Fill everything but the config from a run (s->config untouched; its tp, pp and
- * gpu_cost_per_hour, set by kv_summary_set_config first, give the per-GPU figures). */
+ * gpu_cost_per_hour, set by kv_summary_set_config first, give the per-GPU figures and a
+ * cluster's GPU count).  A cluster run (r->cluster) fills the cluster block and takes the
+ * block totals of DESIGN §10 C8: num_blocks R·N, usable R·(N−1), the peaks of the
+ * cluster-wide sums, and as the means the sums of the replicas' time-weighted means (each
+ * over its own step durations), whose ratio is the sharing ratio. */
 void kv_summary_from_run(kv_summary *s, const kv_run_result *r);
 /* The config echo of a replay configured by o on setup, over trace t, with engine config
  * c (for the time model's canonical text). */

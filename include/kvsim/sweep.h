@@ -1,14 +1,17 @@
 /* sweep: the configuration space of `kvsim sweep` and the sweep.csv it is summarised in.
  *
  * The space.  Axes, outermost first: block size, pool size (num_blocks or kv_budget, may
- * be empty), watermark, free order, max seqs, preempt.  Each axis holds a sorted list of
- * distinct values (numbers ascending, names alphabetically), so the configuration order
- * and the names depend only on the set of values given.  A value carries its canonical
- * text for `kvsim run --OPT` (integers in decimal, budgets in bytes, watermarks as the
- * shortest decimal that reads back as the same double) and its label in a directory name.
+ * be empty), watermark, free order, max seqs, preempt, replicas and router (both may be
+ * empty).  Each axis holds a sorted list of distinct values (numbers ascending, names
+ * alphabetically), so the configuration order and the names depend only on the set of
+ * values given.  A value carries its canonical text for `kvsim run --OPT` (integers in
+ * decimal, budgets in bytes, watermarks as the shortest decimal that reads back as the
+ * same double, routers as kv_router_spec writes them) and its label in a directory name.
  * Names join the labels of every axis with '_': b<B>, then n<N> or kv<SIZE> when a pool
- * size was listed, wm<F>, the free order, s<N>, the preempt policy, e.g.
- * b16_wm0.01_split_s256_fcfs — injective on values, so names are unique within a sweep.
+ * size was listed, wm<F>, the free order, s<N>, the preempt policy, then r<R> and the
+ * router when listed, e.g. b16_wm0.01_split_s256_fcfs or b16_wm0.01_split_s256_fcfs_r4_prefix
+ * — injective on values, so names are unique within a sweep.  A router label is its
+ * policy, with weighted's weights when they are not the defaults (weighted-p3-q1-k0).
  *
  * The constant-budget rule.  With several block sizes and no pool size, the KV budget is
  * derived once from the setup (model, GPU, util, reserve) and given to every
@@ -42,12 +45,15 @@ enum {
     KV_SWEEP_FREE,      /* free_order */
     KV_SWEEP_SEQS,      /* max_seqs */
     KV_SWEEP_PREEMPT,   /* preempt */
+    KV_SWEEP_REPLICAS,  /* replicas (DESIGN §10); may be empty */
+    KV_SWEEP_ROUTER,    /* router; may be empty */
     KV_SWEEP_N_AXES
 };
 
 typedef struct kv_sweep_value {
-    char arg[32];   /* canonical text for `kvsim run --OPT` */
-    char label[40]; /* its part of the directory name: "b16", "kv24GiB", "wm0.01", "split" */
+    char arg[80];   /* canonical text for `kvsim run --OPT` */
+    char label[64]; /* its part of the directory name: "b16", "kv24GiB", "wm0.01", "split",
+                       "r4", "prefix", "weighted-p3-q1-k0" */
     uint64_t u;     /* the value of a count or size */
     double d;       /* the value of a watermark */
 } kv_sweep_value;
@@ -77,7 +83,8 @@ void kv_sweep_value_of(const kv_sweep_list *l, const kv_setup_options *mo, const
  * value (text: the list as given). */
 int kv_sweep_space_set(kv_sweep_space *sp, const kv_sweep_list *l, const kv_sweep_value *values,
                        size_t n, const char *text, kv_diag *diag);
-/* Give every unlisted axis but the pool the options' value; returns the number of
+/* Give every unlisted axis but the optional ones (pool, replicas, router: left empty, so
+ * every run takes the options given) the options' value; returns the number of
  * configurations (saturating at SIZE_MAX). */
 size_t kv_sweep_space_complete(kv_sweep_space *sp, const kv_setup_options *mo,
                                const kv_sim_options *so);

@@ -42,7 +42,7 @@ typedef enum kv_content_kind {
     KV_CONTENT_HASH_IDS, /* Mooncake-style hash_ids, trace block size tb */
 } kv_content_kind;
 
-/* Fields are ordered so the struct has no padding: 80 bytes a request (issue 9). */
+/* Fields are ordered so the struct has no padding: 88 bytes a request (issue 9). */
 typedef struct kv_request_spec {
     int64_t arrival_ns;  /* ≥ 0, after --time-scale */
     uint32_t prompt_len; /* 1..KV_TRACE_MAX_LEN */
@@ -54,6 +54,8 @@ typedef struct kv_request_spec {
     const char *id;      /* the trace's id, or NULL (then the row index is the id) */
     const char *adapter; /* LoRA name, NULL = none (an empty string means none) */
     const char *salt;    /* cache salt, NULL = none (empty means none) */
+    const char *session; /* conversation key for --router session (DESIGN §10 C3), NULL =
+                            none (empty means none); only the kvsim formats carry it */
     const uint32_t *tokens;   /* prompt_len ids when content == TOKENS */
     const uint64_t *hash_ids; /* n_hash_ids = ⌈prompt_len/tb⌉ ids when content == HASH_IDS */
     uint32_t n_hash_ids;

@@ -84,7 +84,8 @@ static const cli_opt session_opts[] = {
     {"sessions", 0, NULL, CLI_SET(gen_cmd, cfg.sessions),
      "requests are turns of conversations: turn t's prompt\n"
      "is turn t-1's prompt + turn t-1's output + a new\n"
-     "message, and its hash_ids begin with turn t-1's"},
+     "message, and its hash_ids begin with turn t-1's; each\n"
+     "row names its conversation in 'session' (s<conversation>)"},
     {"turns", 0, "T", CLI_ID(OPT_TURNS),
      "mean turns per conversation, geometric (default 4; an\n"
      "illustrative default, not a measurement)"},
@@ -146,8 +147,8 @@ static const cli_section sections[] = {
     {"Other fields", other_opts, NULL},
     {"Output", output_opts,
      "  Keys, in this order: id, arrival, prompt_len, output_len, then hash_ids,\n"
-     "  adapter, priority when present.  Rows without hash_ids are content-less: kvsim\n"
-     "  treats them as unique (no invented sharing).\n"},
+     "  adapter, priority, session when present.  Rows without hash_ids are\n"
+     "  content-less: kvsim treats them as unique (no invented sharing).\n"},
     {"example", NULL,
      "  kvsim gen --prompt p50=1000,p95=4000,p99=8000 --output p50=200,p95=600,p99=1000 \\\n"
      "            --rate 10 --requests 100000 --out trace.jsonl\n"},

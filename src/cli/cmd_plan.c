@@ -52,15 +52,20 @@ static const cli_opt search_opts[] = {
     {"over", 0, "WHAT", CLI_TEXT(PA, over),
      "load (default): arrival-rate scale factor s; arrivals are\n"
      "multiplied by time scale F/s (F = --time-scale, default\n"
-     "1), so s = 2 offers twice the trace's rate.\n"
-     "num_blocks / kv_budget: the smallest pool at --load"},
-    {"load", 0, "S", CLI_TEXT(PA, load), "load for the pool searches (default 1)"},
+     "1), so s = 2 offers twice the trace's rate (with\n"
+     "--replicas R: what R replicas hold).\n"
+     "num_blocks / kv_budget: the smallest pool at --load.\n"
+     "replicas: the fewest replicas at --load, as replicas x\n"
+     "TP*PP = GPUs (1, 2, 4, ... until met, then bisected)"},
+    {"load", 0, "S", CLI_TEXT(PA, load), "load for the pool and replica searches (default 1)"},
     {"min", 0, "V", CLI_TEXT(PA, min),
-     "search bound: loads (default 0.001), or blocks or SIZE\n(default 2 blocks)"},
+     "search bound: loads (default 0.001), blocks or SIZE\n"
+     "(default 2 blocks), or replicas (default 1)"},
     {"max", 0, "V", CLI_TEXT(PA, max),
-     "search bound: loads (default 1000), or blocks or SIZE\n"
+     "search bound: loads (default 1000), blocks or SIZE\n"
      "(default: the pool that holds the whole trace at once,\n"
-     "watermark included, at most 1048576 blocks)"},
+     "watermark included, at most 1048576 blocks), or\n"
+     "replicas (default 256)"},
     {"tolerance", 0, "F", CLI_ID(OPT_TOLERANCE),
      "stop bisecting when the bracket's ratio is <= 1 + F\n"
      "(default 0.01; pools also stop at adjacent block counts)"},
@@ -136,6 +141,12 @@ static int parse_bound(kv_plan_over over, const char *opt, const char *arg, uint
     if (over == KV_PLAN_LOAD)
         return cli_parse_double(opt, arg, 1e-6, 1e6, out);
     uint64_t v;
+    if (over == KV_PLAN_REPLICAS) {
+        if (cli_parse_u64(opt, arg, 1, KV_SIM_MAX_REPLICAS, &v) != 0)
+            return CLI_USAGE;
+        *out = (double)v;
+        return CLI_OK;
+    }
     if (over == KV_PLAN_NUM_BLOCKS) {
         if (cli_parse_u64(opt, arg, 2, UINT32_MAX, &v) != 0)
             return CLI_USAGE;
@@ -163,13 +174,14 @@ static int check_args(kv_plan_config *pc, const plan_args *a)
     if (kv_slo_finish(&pc->slos, &d) != 0)
         return cli_error(CLI_USAGE, "--slo: %s", d.msg);
     if (a->over && kv_plan_over_parse(a->over, &pc->over) != 0)
-        return cli_error(CLI_USAGE, "--over: unknown quantity '%s' (load, num_blocks or kv_budget)",
+        return cli_error(CLI_USAGE,
+                         "--over: unknown quantity '%s' (load, num_blocks, kv_budget or replicas)",
                          a->over);
     pc->fixed_load = 1;
     if (a->load) {
         if (pc->over == KV_PLAN_LOAD)
-            return cli_error(CLI_USAGE, "--load fixes the load of a pool search: it needs "
-                                        "--over num_blocks or --over kv_budget");
+            return cli_error(CLI_USAGE, "--load fixes the load of a pool or replica search: "
+                                        "it needs --over num_blocks, kv_budget or replicas");
         if (cli_parse_double("load", a->load, 1e-6, 1e6, &pc->fixed_load) != 0)
             return CLI_USAGE;
     }
@@ -202,6 +214,8 @@ static void show_progress(void *ctx, size_t i, double x, kv_plan_over over)
         return;
     if (over == KV_PLAN_LOAD)
         fprintf(stderr, "\rkvsim: probe %zu: load %gx   ", i + 1, x);
+    else if (over == KV_PLAN_REPLICAS)
+        fprintf(stderr, "\rkvsim: probe %zu: %.0f replicas   ", i + 1, x);
     else
         fprintf(stderr, "\rkvsim: probe %zu: %.0f blocks   ", i + 1, x);
     fflush(stderr);
@@ -284,12 +298,13 @@ static int exec(void *state, int argc, char **argv)
 
 const cli_cmd cli_cmd_plan = {
     .name = "plan",
-    .summary = "SLO capacity search: the highest load (or smallest pool) within SLOs",
+    .summary = "SLO capacity search: highest load, smallest pool or fewest replicas",
     .synopsis = "TRACE --slo SPEC [options]",
     .description =
         "The highest load a setup holds within latency and preemption SLOs (or, with\n"
-        "--over num_blocks|kv_budget, the smallest KV pool that holds a given load), found by\n"
-        "replaying the trace in process at each probed value.\n",
+        "--over num_blocks|kv_budget, the smallest KV pool that holds a given load; with\n"
+        "--over replicas, the fewest replicas), found by replaying the trace in process at\n"
+        "each probed value.\n",
     .uses = {{&group, 0},
              {&cli_sim_group, offsetof(plan_args, so)},
              {&cli_model_group, offsetof(plan_args, mo)}},

@@ -158,7 +158,7 @@ static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_pat
     int rc = CLI_OK;
     if (kv_trace_load(&trace, trace_path, &r->so.trace, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
-    if (rc == CLI_OK && r->out && kv_out_open(&o.obs.out, r->out, &d) != 0)
+    if (rc == CLI_OK && r->out && kv_out_open(&o.obs.out, r->out, r->so.replicas > 1, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
     if (rc == CLI_OK) {
         kv_sim_hooks hooks = {.sample_every = r->sample_every

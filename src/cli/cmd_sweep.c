@@ -104,6 +104,11 @@ static const cli_opt list_opts[] = {
     {"free-order", 0, "O,...", CLI_ID(OPT_LIST), "split, append (default split)"},
     {"max-seqs", 0, "N,...", CLI_ID(OPT_LIST), "running requests cap (default 256)"},
     {"preempt", 0, "P,...", CLI_ID(OPT_LIST), "fcfs, priority (default fcfs)"},
+    {"replicas", 0, "R,...", CLI_ID(OPT_LIST), "replicas behind the router (default 1)"},
+    {"router", 0, "POLICY,...", CLI_ID(OPT_LIST),
+     "routing policies (default round-robin); a weighted\n"
+     "policy's weights continue it: --router\n"
+     "prefix,weighted:prefix=3,kv=1,kv-cost is three policies"},
     {0},
 };
 
@@ -111,8 +116,9 @@ static const cli_opt output_opts[] = {
     {"out", 'o', "DIR", CLI_FILE(sweep, out),
      "required; DIR/NAME per configuration, NAME =\n"
      "b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
-     "(e.g. b16_wm0.01_split_s256_fcfs), plus DIR/sweep.csv;\n"
-     "DIR must be new or empty (see --force)"},
+     "[_r<R>][_<router>] (e.g. b16_wm0.01_split_s256_fcfs),\n"
+     "plus DIR/sweep.csv; DIR must be new or empty (see\n"
+     "--force)"},
     {"force", 0, NULL, CLI_SET(sweep, force),
      "DIR holds an earlier sweep: remove its files first\n"
      "(sweep.csv, figures, configuration directories;\n"
@@ -136,7 +142,7 @@ static const cli_section sections[] = {
     {"lists (comma-separated; each is sorted, a value given twice is an error; a list\n"
      "replaces the single-valued option of the same name listed further below)",
      list_opts,
-     "configurations: the product of the lists, block size outermost, preempt innermost;\n"
+     "configurations: the product of the lists, block size outermost, router innermost;\n"
      "runs, the table and sweep.csv rows all follow that order.\n"
      "constant budget: with several block sizes and neither --num-blocks nor --kv-budget,\n"
      "the KV budget is derived once (model, GPU, --gpu-util, --reserve) and passed to\n"
@@ -281,7 +287,7 @@ static void build_configs(sweep *s, size_t n, bool absolute)
     s->n_cfg = n;
     for (size_t i = 0; i < n; i++) {
         config *c = &s->cfg[i];
-        char name[KV_SWEEP_N_AXES * 48];
+        char name[KV_SWEEP_N_AXES * 72];
         kv_sweep_space_at(&s->space, i, c->at, name, sizeof name);
         c->name = kv_xstrdup(name);
         c->dir = kv_path_join(s->out, name);

@@ -59,6 +59,9 @@ static const char *fmt_axis(char *buf, size_t n, const kv_plan *p, double x)
     char g[32], b[32];
     if (p->over == KV_PLAN_LOAD)
         snprintf(buf, n, "%gx", x);
+    else if (p->over == KV_PLAN_REPLICAS)
+        snprintf(buf, n, "%.0f replica%s (%.0f GPU%s)", x, x == 1 ? "" : "s",
+                 x * p->gpus_per_replica, x * p->gpus_per_replica == 1 ? "" : "s");
     else if (p->over == KV_PLAN_NUM_BLOCKS)
         snprintf(buf, n, "%s blocks", kv_grouped(g, sizeof g, (double)(uint64_t)x));
     else
@@ -69,7 +72,10 @@ static const char *fmt_axis(char *buf, size_t n, const kv_plan *p, double x)
 
 static const char *fmt_value(char *buf, size_t n, const kv_plan *p, const kv_plan_probe *pr)
 {
-    return fmt_axis(buf, n, p, p->over == KV_PLAN_LOAD ? pr->load : pr->num_blocks);
+    return fmt_axis(buf, n, p,
+                    p->over == KV_PLAN_LOAD       ? pr->load
+                    : p->over == KV_PLAN_REPLICAS ? pr->replicas
+                                                  : pr->num_blocks);
 }
 
 static const char *fmt_rate(char *buf, size_t n, double r)
@@ -121,6 +127,44 @@ static void print_binding(FILE *f, const kv_plan *p, const kv_plan_binding *b)
     }
 }
 
+/* --over replicas: the fewest replicas, and GPUs. */
+static void print_replica_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
+{
+    char v[96], r[32];
+    const kv_search_result *res = &p->result;
+    const kv_search_config *c = &p->search.cfg;
+    const kv_plan_probe *a = b->answer;
+    const kv_summary_config *cfg = a ? &a->summary.config : NULL;
+    if (a && (res->status == KV_SEARCH_FOUND || res->status == KV_SEARCH_BOUND))
+        fprintf(f,
+                "  answer      fewest replicas within SLOs: %u x TP%llu PP%llu = %llu %s GPUs, at "
+                "load %gx = %s%s\n",
+                a->replicas, (unsigned long long)cfg->tp, (unsigned long long)cfg->pp,
+                (unsigned long long)a->gpus, cfg->gpu, a->load, fmt_rate(r, sizeof r, a->rate),
+                res->status == KV_SEARCH_BOUND ? " (the --min bound)" : "");
+    else if (a)
+        fprintf(f, "  answer      fewest replicas within SLOs so far: %u (%llu GPUs)\n",
+                a->replicas, (unsigned long long)a->gpus);
+    else if (res->status == KV_SEARCH_NONE)
+        fprintf(f, "  answer      no replica count within SLOs: even %s (--max) violates them\n",
+                fmt_value(v, sizeof v, p, b->next));
+    else
+        fprintf(f, "  answer      no replica count within SLOs found in %zu probes (--max-probes)\n",
+                p->search.n);
+    print_binding(f, p, b);
+    if (a && b->next && b->next->replicas + 1 == a->replicas)
+        fprintf(f, "  checked     %u replicas violate the SLOs: %u is the fewest\n",
+                b->next->replicas, a->replicas);
+    char lo[96], hi[96];
+    fprintf(f, "  search      %s after %zu probes in [%s, %s], doubling then bisecting\n",
+            kv_search_status_name(res->status), p->search.n, fmt_axis(lo, sizeof lo, p, c->min),
+            fmt_axis(hi, sizeof hi, p, c->max));
+    if (res->non_monotone)
+        fprintf(f, "  note        not monotone: a probe with more replicas than the answer "
+                   "violates the SLOs; the answer is the fewest that met, and every count "
+                   "below it violated\n");
+}
+
 static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
 {
     char v[96], r[32], t[32];
@@ -128,6 +172,10 @@ static void print_answer(FILE *f, const kv_plan *p, const kv_plan_binding *b)
     const kv_search_config *c = &p->search.cfg;
     bool load = p->over == KV_PLAN_LOAD;
     const kv_plan_probe *a = b->answer;
+    if (p->over == KV_PLAN_REPLICAS) {
+        print_replica_answer(f, p, b);
+        return;
+    }
     if (a && res->status != KV_SEARCH_BOUND) {
         if (load)
             fprintf(f,
@@ -195,8 +243,9 @@ static void print_table(FILE *f, const kv_plan *p)
     kv_plan_sorted(p, idx);
     const char *vname = p->over == KV_PLAN_LOAD         ? "load"
                         : p->over == KV_PLAN_NUM_BLOCKS ? "pool"
+                        : p->over == KV_PLAN_REPLICAS   ? "replicas"
                                                         : "KV budget";
-    int vw = p->over == KV_PLAN_KV_BUDGET ? 28 : 16;
+    int vw = p->over == KV_PLAN_KV_BUDGET ? 28 : p->over == KV_PLAN_REPLICAS ? 24 : 16;
     fprintf(f, "\n  %-*s %-14s", vw, vname, "arrival rate");
     for (size_t i = 0; i < p->slos.n; i++)
         fprintf(f, " %12s", p->slos.slo[i].name);
@@ -225,12 +274,21 @@ void cli_plan_print(FILE *f, const kv_plan *p)
         fprintf(f, "  setup       %s on %s, TP%llu PP%llu, %s KV, block %llu tokens, ", c->model,
                 c->gpu, (unsigned long long)c->tp, (unsigned long long)c->pp, c->kv_dtype,
                 (unsigned long long)c->block_size);
-        if (p->over == KV_PLAN_LOAD)
-            fprintf(f, "%s blocks (from %s)\n", kv_grouped(g, sizeof g, (double)any->num_blocks),
-                    c->num_blocks_from);
+        if (p->over == KV_PLAN_LOAD || p->over == KV_PLAN_REPLICAS)
+            fprintf(f, "%s blocks (from %s)%s\n", kv_grouped(g, sizeof g, (double)any->num_blocks),
+                    c->num_blocks_from, p->over == KV_PLAN_REPLICAS ? " per replica" : "");
         else
             fprintf(f, "pool searched in blocks of %s (%llu bytes)\n",
                     fmt_bytes(r, sizeof r, p->block_bytes), (unsigned long long)p->block_bytes);
+        const kv_summary_cluster *cl = &any->summary.cluster;
+        if (p->over != KV_PLAN_REPLICAS && any->replicas > 1)
+            fprintf(f, "  cluster     %u replicas x TP%llu PP%llu = %llu GPUs behind %s\n",
+                    any->replicas, (unsigned long long)c->tp, (unsigned long long)c->pp,
+                    (unsigned long long)any->gpus, cl->router ? cl->router : "?");
+        else if (p->over == KV_PLAN_REPLICAS)
+            fprintf(f, "  cluster     each replica TP%llu PP%llu = %u GPU(s), behind %s\n",
+                    (unsigned long long)c->tp, (unsigned long long)c->pp, p->gpus_per_replica,
+                    kv_router_policy_name(p->sim_opts__.router.policy));
     }
     print_slos(f, p);
     kv_plan_binding b;

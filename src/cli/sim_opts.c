@@ -29,6 +29,11 @@ enum {
     OPT_TIME_MODEL,
     OPT_HASH_ALGO,
     OPT_GPU_COST,
+    OPT_REPLICAS,
+    OPT_ROUTER,
+    OPT_ROUTER_VIEW,
+    OPT_ROUTER_REFRESH,
+    OPT_ROUTER_OVERLAP_WEIGHT,
 };
 
 #define SO kv_sim_options
@@ -86,11 +91,30 @@ static const cli_opt cost_opts[] = {
     {0},
 };
 
+static const cli_opt cluster_opts[] = {
+    {"replicas", 0, "R", CLI_ID(OPT_REPLICAS),
+     "R identical replicas behind one router (default 1), each\n"
+     "with the pool, scheduler and step clock of one run"},
+    {"router", 0, "POLICY", CLI_ID(OPT_ROUTER),
+     "round-robin (default), random, least-requests, least-kv,\n"
+     "prefix, weighted[:prefix=WP,queue=WQ,kv=WK] (default\n"
+     "2,1,1), kv-cost, session; ties broken by --seed"},
+    {"router-view", 0, "V", CLI_ID(OPT_ROUTER_VIEW),
+     "the router's view of the caches: exact (default: each\n"
+     "pool's index) or approx (an LRU of routed prompt blocks)"},
+    {"router-refresh", 0, "D", CLI_ID(OPT_ROUTER_REFRESH),
+     "load signals as sampled every D seconds (default 0: live)"},
+    {"router-overlap-weight", 0, "W", CLI_ID(OPT_ROUTER_OVERLAP_WEIGHT),
+     "kv-cost's weight of uncached prompt blocks (default 1)"},
+    {0},
+};
+
 static const cli_section sections[] = {
     {"trace", trace_opts, NULL},
     {"scheduler and pool", sched_opts, NULL},
     {"time", time_opts, NULL},
     {"cost", cost_opts, NULL},
+    {"cluster (DESIGN §10)", cluster_opts, NULL},
     {0},
 };
 
@@ -98,6 +122,7 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
 {
     kv_sim_options *o = target;
     const char *name = opt->name;
+    kv_diag d;
     switch (opt->id) {
     case OPT_FORMAT:
         if (kv_trace_format_parse(arg, &o->trace.format) != 0)
@@ -154,12 +179,26 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         return 0;
     case OPT_TIME_MODEL: {
         kv_timing t;
-        kv_diag d;
         if (kv_timing_parse(arg, &t, &d) != 0)
             return cli_diag(CLI_USAGE, &d);
         o->time_model = arg;
         return 0;
     }
+    case OPT_REPLICAS:
+        return cli_parse_u32(name, arg, 1, KV_SIM_MAX_REPLICAS, &o->replicas);
+    case OPT_ROUTER:
+        return kv_router_parse(arg, &o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    case OPT_ROUTER_VIEW:
+        return kv_router_view_parse(arg, &o->router.view, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    case OPT_ROUTER_REFRESH:
+        if (cli_parse_double(name, arg, 0, 1e9, &o->router.refresh_s) != 0)
+            return CLI_USAGE;
+        return kv_router_config_check(&o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    case OPT_ROUTER_OVERLAP_WEIGHT:
+        return kv_router_weight_parse(arg, "{router_overlap_weight}", &o->router.overlap_weight,
+                                      &d) == 0
+                   ? 0
+                   : cli_diag(CLI_USAGE, &d);
     default:
         return cli_error(CLI_USAGE, "internal: option %d not in the simulation group", opt->id);
     }

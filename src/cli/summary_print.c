@@ -14,6 +14,56 @@ static void latency_row(FILE *f, const char *name, const kv_dist *d)
 
 #define G(buf, v) kv_grouped(buf, sizeof buf, (double)(v))
 
+/* The cluster section (R ≥ 2): the router, its accuracy (C6), imbalance (C7), and one
+ * line per replica. */
+static void print_cluster(FILE *f, const kv_summary *s)
+{
+    const kv_summary_cluster *c = &s->cluster;
+    const kv_summary_config *cfg = &s->config;
+    char a[32], b[32], router[160], signals[64];
+    if (strcmp(c->router, "weighted") == 0)
+        snprintf(router, sizeof router, "weighted:prefix=%g,queue=%g,kv=%g", c->router_weights.prefix,
+                 c->router_weights.queue, c->router_weights.kv);
+    else if (strcmp(c->router, "kv-cost") == 0)
+        snprintf(router, sizeof router, "kv-cost (overlap weight %g)", c->router_overlap_weight);
+    else if (strcmp(c->router, "session") == 0)
+        snprintf(router, sizeof router, "session (%s of %s rows have a session)",
+                 G(a, c->session_rows), G(b, s->requests.total));
+    else
+        snprintf(router, sizeof router, "%s", c->router);
+    if (c->router_refresh_s > 0)
+        snprintf(signals, sizeof signals, "signals sampled every %g s", c->router_refresh_s);
+    else
+        snprintf(signals, sizeof signals, "live signals");
+    fprintf(f, "  cluster     %llu replicas x TP%llu PP%llu = %llu GPUs\n",
+            (unsigned long long)c->replicas, (unsigned long long)cfg->tp,
+            (unsigned long long)cfg->pp, (unsigned long long)c->gpus);
+    fprintf(f, "  router      %s; %s view; %s\n", router, c->router_view, signals);
+    fprintf(f,
+            "  routing     predicted %s hit tokens, granted %s: %llu requests over-predicted, "
+            "%llu under\n",
+            G(a, c->router_accuracy.predicted_hit_tokens),
+            G(b, c->router_accuracy.granted_hit_tokens),
+            (unsigned long long)c->router_accuracy.overpredicted,
+            (unsigned long long)c->router_accuracy.underpredicted);
+    fprintf(f,
+            "  imbalance   requests max/mean %.3f, Gini %.3f; mean used blocks max/mean %.3f, "
+            "Gini %.3f\n",
+            c->imbalance.requests_max_over_mean, c->imbalance.requests_gini,
+            c->imbalance.blocks_max_over_mean, c->imbalance.blocks_gini);
+    fprintf(f, "  replica     %8s %8s %8s %8s %7s %10s %10s %8s\n", "requests", "finished",
+            "rejected", "preempt", "hit%", "peak_phys", "mean_phys", "steps");
+    for (size_t i = 0; i < c->n_per_replica; i++) {
+        const kv_replica_summary *r = &c->per_replica[i];
+        char p[32], st[32];
+        fprintf(f, "  %7llu     %8llu %8llu %8llu %8llu %7.2f %10s %10.1f %8s\n",
+                (unsigned long long)r->replica, (unsigned long long)r->requests,
+                (unsigned long long)r->finished, (unsigned long long)r->rejected,
+                (unsigned long long)r->preemptions, 100.0 * r->prefix.hit_rate,
+                G(p, r->blocks.peak_physical), r->blocks.mean_physical, G(st, r->steps));
+    }
+}
+
 void cli_print_summary(FILE *f, const kv_summary *s)
 {
     char a[32], b[32], c[32], d[32];
@@ -65,6 +115,8 @@ void cli_print_summary(FILE *f, const kv_summary *s)
     else if (cfg->gpu_cost_per_hour > 0)
         fprintf(f, "; no output tokens, so no cost per token");
     fputc('\n', f);
+    if (s->has_cluster)
+        print_cluster(f, s);
     for (size_t i = 0; i < cfg->n_notes; i++)
         fprintf(f, "  note        %s\n", cfg->notes[i]);
 }

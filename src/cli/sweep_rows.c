@@ -11,12 +11,64 @@
 #include "kvsim/mem.h"
 #include "kvsim/text.h"
 
+/* The items of a --router list: cut at commas, where an item with a '=' and no ':'
+ * continues the weighted policy before it ("prefix,weighted:prefix=3,kv=1" is two
+ * policies).  Items are written into out, NUL-separated; returns their count, or -1 for an
+ * empty item. */
+static int router_items(const char *list, kv_buf *out)
+{
+    int n = 0;
+    bool weighted = false;
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0)
+            return -1;
+        bool cont = weighted && memchr(p, '=', len) && !memchr(p, ':', len);
+        if (cont) {
+            out->len--; /* drop the NUL that ended the weighted item */
+            kv_buf_putc(out, ',');
+        } else {
+            weighted = strncmp(p, "weighted:", 9) == 0;
+            n++;
+        }
+        for (size_t i = 0; i < len; i++)
+            kv_buf_putc(out, p[i]);
+        kv_buf_putc(out, '\0');
+        if (p[len] == '\0')
+            return n;
+        p += len + 1;
+    }
+}
+
+static int router_list(kv_sweep_space *sp, const kv_sweep_list *l, const char *list,
+                       kv_setup_options *mo, kv_sim_options *so)
+{
+    const cli_opt *o = cli_group_find(&cli_sim_group, "router");
+    kv_buf items = {0};
+    int n = router_items(list, &items), rc = CLI_OK;
+    if (n < 0)
+        rc = cli_error(CLI_USAGE, "--router: empty item in the list '%s'", list);
+    kv_sweep_value *v = kv_xcalloc(n > 0 ? (size_t)n : 1, sizeof *v);
+    const char *it = items.s;
+    for (int i = 0; rc == CLI_OK && i < n; i++, it += strlen(it) + 1)
+        if ((rc = cli_apply(&cli_sim_group, so, o, it)) == CLI_OK)
+            kv_sweep_value_of(l, mo, so, &v[i]);
+    kv_diag d;
+    if (rc == CLI_OK && kv_sweep_space_set(sp, l, v, (size_t)n, list, &d) != 0)
+        rc = cli_diag(CLI_USAGE, &d);
+    free(v);
+    kv_buf_release(&items);
+    return rc;
+}
+
 int cli_sweep_list(kv_sweep_space *sp, const char *opt, const char *list, kv_setup_options *mo,
                    kv_sim_options *so)
 {
     const kv_sweep_list *l = kv_sweep_list_find(opt);
     if (!l)
         return cli_error(CLI_USAGE, "internal: --%s is not a sweep list", opt);
+    if (strcmp(opt, "router") == 0)
+        return router_list(sp, l, list, mo, so);
     bool setup = kv_sweep_list_is_setup(l);
     const cli_group *g = setup ? &cli_model_group : &cli_sim_group;
     const cli_opt *o = cli_group_find(g, opt);
