@@ -30,7 +30,6 @@
  */
 #include "kvsim/lengthdist.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,23 +114,30 @@ double kv_norm_quantile(double p)
 static const char keys_hint[] = "keys: p50 (required), other percentiles pNN with 0 < NN < 100 "
                                 "such as p90, p95, p99, p99.9, and min, max";
 
-/* Strict decimal number: the whole string, finite. */
+/* A number in the one grammar (kvsim/text.h), the whole string.  A magnitude beyond the
+ * largest double is +-HUGE_VAL, so the range checks report it as too large. */
 static bool parse_number(const char *s, double *out)
 {
-    if (*s == '\0')
+    int rc = kv_parse_number(s, strlen(s), out);
+    if (rc == -KV_ERANGE)
+        *out = *s == '-' ? -HUGE_VAL : HUGE_VAL;
+    return rc == 0 || rc == -KV_ERANGE;
+}
+
+/* "p" digits [ "." digits ] with 0 < NN < 100: a percentile key.  Keys are names, not
+ * numbers: no sign, exponent or bare point ("p9.99e1" is not p99.9). */
+static bool percentile_key(const char *key, double *pct)
+{
+    if (key[0] != 'p')
         return false;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end != '\0' || !isfinite(v) || errno == ERANGE)
+    const char *s = key + 1;
+    size_t n_int = strspn(s, "0123456789");
+    size_t n = n_int;
+    if (s[n] == '.')
+        n += 1 + strspn(s + n + 1, "0123456789");
+    if (n_int == 0 || s[n] != '\0' || s[n - 1] == '.')
         return false;
-    /* strtod accepts hex and "inf"/"nan" spellings; a length is plain decimal. */
-    for (const char *c = s; *c; c++)
-        if (!(*c >= '0' && *c <= '9') && *c != '.' && *c != 'e' && *c != 'E' && *c != '+' &&
-            *c != '-')
-            return false;
-    *out = v;
-    return true;
+    return kv_parse_number(s, n, pct) == 0 && *pct > 0.0 && *pct < 100.0;
 }
 
 static void finish_model(kv_lendist *d)
@@ -217,7 +223,7 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
             continue;
         }
         double pct;
-        if (key[0] != 'p' || !parse_number(key + 1, &pct) || !(pct > 0.0 && pct < 100.0)) {
+        if (!percentile_key(key, &pct)) {
             rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", key, keys_hint);
             break;
         }

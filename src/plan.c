@@ -73,18 +73,21 @@ static int classify(const char *key, kv_slo_unit *unit)
     return -1;
 }
 
+/* VALUE = number [unit]: the number in the one grammar (kvsim/text.h), then for times a
+ * unit s, ms or us, for rates nothing or '%'. */
 static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
                        kv_diag *diag)
 {
-    if (!((*val >= '0' && *val <= '9') || *val == '.')) {
-        if (*val == '-')
-            return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
+    kv_number_parts lx;
+    double v;
+    if (!kv_number_lex(val, strlen(val), &lx))
         return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
-    }
-    char *end;
-    double v = strtod(val, &end);
-    if (end == val || !isfinite(v))
-        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+    int rc = kv_parse_number(val, lx.len, &v);
+    if (rc == -KV_ERANGE)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is out of range", key, val);
+    if (lx.negative && v != 0)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
+    const char *end = val + lx.len;
     if (unit == KV_SLO_SECONDS) {
         double scale;
         if (*end == '\0')

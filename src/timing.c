@@ -13,17 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/text.h"
+
+/* A non-negative number in the one grammar (kvsim/text.h) filling exactly [s, end). */
 static int parse_num(const char *s, const char *end, double *out)
 {
-    char buf[64];
-    size_t n = (size_t)(end - s);
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    char *e;
-    double v = strtod(buf, &e);
-    if (*e != '\0' || !isfinite(v) || v < 0)
+    double v;
+    if (kv_parse_number(s, (size_t)(end - s), &v) != 0 || v < 0)
         return -1;
     *out = v;
     return 0;

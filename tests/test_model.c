@@ -587,6 +587,18 @@ ParameterizedTestParameters(model, parse_size_valid)
         {"0.3KiB", 307}, /* 307.2 B, rounded down */
         {"007MiB", 7ull << 20},
         {"8191PiB", 8191ull << 50},
+        /* The one number grammar (README "Numbers"): what every option accepts, sizes too. */
+        {".5GiB", 512ull << 20},
+        {"1.GiB", 1ull << 30},
+        {"1e9", 1000000000ull},
+        {"1.5e3MiB", 1500ull << 20},
+        {"2E-1KB", 200},
+        {"+1KiB", 1024},
+        {"1.00000000000000000000GiB", 1ull << 30}, /* trailing zeros are not precision */
+        {"0.000000000000000000001e21B", 1},        /* leading zeros neither */
+        {"9223372036854775807", 9223372036854775807ull},
+        {"1e-15PiB", 1}, /* 1.1259 bytes, rounded down */
+        {"10e-1B", 1},
     };
     return cr_make_param_array(size_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -615,12 +627,24 @@ ParameterizedTestParameters(model, parse_size_invalid)
         {"abc", -KV_EINVAL, "invalid size 'abc'"},
         {"", -KV_EINVAL, "invalid size ''"},
         {"GiB", -KV_EINVAL, "invalid size 'GiB'"},
-        {".5GiB", -KV_EINVAL, "invalid size '.5GiB'"},
+        {".GiB", -KV_EINVAL, "invalid size '.GiB'"},
         {"12XB", -KV_EINVAL, "unknown unit 'XB' in size '12XB'"},
         {"12gib", -KV_EINVAL, "unknown unit 'gib'"},
         {"12Gb", -KV_EINVAL, "unknown unit 'Gb'"},
-        {"1.GiB", -KV_EINVAL, "unknown unit '.GiB'"},
-        {"1e9", -KV_EINVAL, "unknown unit 'e9'"},
+        {"1..GiB", -KV_EINVAL, "unknown unit '.GiB'"},
+        {"1eGiB", -KV_EINVAL, "unknown unit 'eGiB'"},
+        {"0x10GiB", -KV_EINVAL, "unknown unit 'x10GiB'"},
+        {" 1GiB", -KV_EINVAL, "invalid size ' 1GiB'"},
+        {"1GiB ", -KV_EINVAL, "unknown unit 'GiB '"},
+        {"1  GiB", -KV_EINVAL, "unknown unit ' GiB'"},
+        {"infGiB", -KV_EINVAL, "invalid size 'infGiB'"},
+        {"1.000000000000000000001GiB", -KV_EINVAL, "more than 19 significant digits"},
+        {"-0.5GiB", -KV_ERANGE, "must not be negative"},
+        {"-1e999", -KV_ERANGE, "must not be negative"},
+        {"1e20", -KV_ERANGE, "too large"},
+        {"1e99999999999999999999KiB", -KV_ERANGE, "too large"},
+        {"9223372036854775808", -KV_ERANGE, "too large"},
+        {"1e-400GiB", -KV_ERANGE, "must be at least 1 byte"},
         {"24G", -KV_EINVAL, "ambiguous unit 'G' in size '24G' (use GiB"},
         {"24Gi", -KV_EINVAL, "ambiguous unit 'Gi'"},
         {"5k", -KV_EINVAL, "use KiB for powers of 1024 or KB"},
@@ -651,6 +675,8 @@ Test(model, parse_size_or_zero)
     cr_assert_eq(v, 0);
     cr_assert_eq(kv_parse_size_or_zero("2GiB", &v, &d), 0);
     cr_assert_eq(v, 2 * GIB);
+    cr_assert_eq(kv_parse_size_or_zero("-0", &v, &d), 0, "-0 is 0 (README \"Numbers\")");
+    cr_assert_eq(v, 0);
     cr_assert_eq(kv_parse_size_or_zero("-1", &v, &d), -KV_ERANGE);
     cr_assert_eq(kv_parse_size_or_zero("x", &v, &d), -KV_EINVAL);
 }
