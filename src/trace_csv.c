@@ -91,6 +91,7 @@ static int next_record(kv__reader *r, record *c)
     } while (kv__is_blank(r->buf, r->len));
     c->line = r->lineno;
     c->len = c->nf = 0;
+    size_t raw = r->len; /* bytes of the record's lines, for the record limit */
     const char *p = r->buf, *end = r->buf + r->len;
     for (;;) {
         begin_field(c);
@@ -105,6 +106,11 @@ static int next_record(kv__reader *r, record *c)
                     if (rc == 0)
                         return kv__fail(r, -KV_EPARSE, c->line,
                                         "unterminated quoted field in column %zu", c->nf);
+                    /* The record, not only each line, is bounded: an unbalanced quote
+                     * must not gather the rest of a huge file into one field. */
+                    raw += 1 + r->len;
+                    if (raw > r->max_line)
+                        return kv__too_long(r, c->line);
                     put(c, "\n", 1);
                     p = r->buf;
                     end = r->buf + r->len;
@@ -452,7 +458,15 @@ int kv__read_csv(kv__reader *r)
 {
     record h = {0}, c = {0};
     row_ctx x = {.t = 0};
-    int rc = next_record(r, &h);
+    if (r->max_line > KV_TRACE_MAX_CSV_RECORD)
+        r->max_line = KV_TRACE_MAX_CSV_RECORD;
+    r->max_what = "a CSV record";
+    int rc = 0;
+    if (r->len > r->max_line) { /* the first line, read before the format was known */
+        rc = kv__too_long(r, r->lineno);
+        goto out;
+    }
+    rc = next_record(r, &h);
     if (rc <= 0) /* 0 cannot happen: trace.c saw a non-blank line */
         goto out;
     if (r->format == KV_TRACE_AUTO && (rc = detect(r, &h)) < 0)

@@ -1,9 +1,38 @@
 /* main: subcommand dispatch.  Each subcommand lives in src/cli/cmd_<name>.c and returns
- * the exit code; only this file calls exit (by returning from main). */
+ * the exit code; only this file calls exit (by returning from main, or from the
+ * out-of-memory handler below). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "kvsim/mem.h"
+
+/* Removes the temporary output files of this process (issue 12's output half owns the list
+ * and will provide the body).  A no-op until then.  It runs from the out-of-memory handler,
+ * so it must not allocate. */
+static void cli_cleanup_temp_files(void) {}
+
+/* Out of memory is a runtime error like any other: one line, exit 1, no leftovers.  The
+ * message is formatted on the stack and written with write(2), since the heap is gone;
+ * _exit skips atexit handlers and stdio flushing, which could allocate, and drops any
+ * half-written stdout, which would be a truncated result. */
+static void on_out_of_memory(size_t bytes)
+{
+    cli_cleanup_temp_files();
+    char msg[128];
+    int n = bytes == SIZE_MAX
+                ? snprintf(msg, sizeof msg,
+                           "kvsim: error: out of memory (a request larger than memory)\n")
+                : snprintf(msg, sizeof msg,
+                           "kvsim: error: out of memory (could not allocate %zu bytes)\n", bytes);
+    if (n > 0) {
+        ssize_t w = write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)w;
+    }
+    _exit(CLI_RUNTIME);
+}
 
 typedef struct command {
     const char *name;
@@ -35,6 +64,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    kv_mem_set_oom_handler(on_out_of_memory);
+    kv_mem_route_json();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
