@@ -783,7 +783,7 @@ Test(model, hf_no_mlp_means_unknown_weights)
 typedef struct bad_config_case {
     char rel[48];
     int err;
-    char msg[96];
+    char msg[112];
 } bad_config_case;
 
 ParameterizedTestParameters(model, hf_errors)
@@ -805,6 +805,19 @@ ParameterizedTestParameters(model, hf_errors)
         {"tests/data/hf/missing.json", -KV_ENOENT, "cannot open '",
          /* then the path, ": No such file or directory" */},
         {"tests/data/hf", -KV_EIO, "data/hf': Is a directory"},
+        /* geometry and parameter counts that cannot be (issue 12) */
+        {"tests/data/hf/kv-heads-above.json", -KV_EPARSE,
+         "kv-heads-above.json: 'num_key_value_heads' is 64, more than 'num_attention_heads' 32"},
+        {"tests/data/hf/kv-heads-indivisible.json", -KV_EPARSE,
+         "'num_key_value_heads' 6 does not divide 'num_attention_heads' 32"},
+        {"tests/data/hf/text-config-kv-heads.json", -KV_EPARSE,
+         "'text_config.num_key_value_heads' 3 does not divide 'text_config.num_attention"},
+        {"tests/data/hf/duplicate-key.json", -KV_EPARSE,
+         "duplicate-key.json:7:23: duplicate key 'num_key_value_heads'"},
+        {"tests/data/hf/moe-topk-above-experts.json", -KV_EPARSE,
+         "'num_experts_per_tok' is 9, more than the 8 experts of 'num_local_experts'"},
+        {"tests/data/hf/params-wrap.json", -KV_ERANGE,
+         "params-wrap.json: the parameter count from 'vocab_size', 'hidden_size', the MLP"},
     };
     return cr_make_param_array(bad_config_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -817,6 +830,72 @@ ParameterizedTest(bad_config_case *c, model, hf_errors)
     cr_assert(strstr(d.msg, c->msg), "%s gave '%s'", c->rel, d.msg);
     cr_assert(strstr(d.msg, src_path(c->rel)) || strstr(d.msg, c->rel),
               "the message names the file: %s", d.msg);
+}
+
+Test(model, hf_moe_top_k_equal_to_experts_is_dense_in_effect)
+{
+    kv_model m;
+    kv_diag d;
+    cr_assert_eq(load("tests/data/hf/moe-topk-equal.json", &m, &d), 0, "%s", d.msg);
+    cr_assert_eq(m.num_params, m.active_params, "every expert is active");
+    /* by the formula at the top of hfconfig.c */
+    uint64_t h = 2048, H = 32, kv = 4, dd = 64, Ie = 768, E = 4, V = 1000, L = 2;
+    uint64_t layer = 2 * h * H * dd + 2 * h * kv * dd + E * 3 * h * Ie + h * E + 2 * h;
+    cr_assert_eq(m.num_params, 2 * V * h + L * layer + h);
+}
+
+Test(model, hf_params_near_the_limit_do_not_wrap)
+{
+    /* The largest fields a config may hold (32-bit) with a parameter count that still fits:
+     * the check is exact, not a cap on each field. */
+    char *dir = make_temp_dir();
+    char *p = write_file(dir, "config.json",
+                         "{\"hidden_size\": 65536, \"num_attention_heads\": 1, "
+                         "\"num_hidden_layers\": 1, \"vocab_size\": 4294967295, "
+                         "\"intermediate_size\": 1, \"tie_word_embeddings\": true}");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_config(p, &m, &d), 0, "%s", d.msg);
+    uint64_t h = 65536, V = 4294967295u;
+    cr_assert_eq(m.num_params, V * h + (4 * h * h + 3 * h + 2 * h) + h);
+    free(p);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(model, hf_stream_and_size_limit)
+{
+    static const char cfg[] = "{\"hidden_size\": 4096, \"num_attention_heads\": 32, "
+                              "\"num_hidden_layers\": 32}";
+    FILE *f = fmemopen((void *)cfg, sizeof cfg - 1, "rb");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_stream(f, "x/Foo/config.json", &m, &d), 0, "%s", d.msg);
+    fclose(f);
+    cr_assert_str_eq(m.name, "Foo");
+    /* 16 MiB of blanks before the object: bounded whatever the file is (a pipe too). */
+    size_t n = KV_HF_CONFIG_MAX + 1;
+    char *big = malloc(n + sizeof cfg);
+    memset(big, ' ', n);
+    memcpy(big + n, cfg, sizeof cfg);
+    f = fmemopen(big, n + sizeof cfg - 1, "rb");
+    cr_assert_eq(kv_model_from_hf_stream(f, "big.json", &m, &d), -KV_EPARSE);
+    fclose(f);
+    free(big);
+    cr_assert_str_eq(d.msg, "big.json: larger than 16 MiB (a config.json is a few KB)");
+}
+
+Test(model, hf_validation_errors_exit_1_with_one_line)
+{
+    run_result r =
+        run_kvsim("estimate", "--model", src_path("tests/data/hf/kv-heads-above.json"), NULL);
+    assert_error_line(
+        &r, 1, "kvsim: error: ", "'num_key_value_heads' is 64, more than 'num_attention_heads' 32");
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--model",
+                  src_path("tests/data/hf/duplicate-key.json"), NULL);
+    assert_error_line(&r, 1, "kvsim: error: ", "duplicate key 'num_key_value_heads'");
+    run_result_free(&r);
 }
 
 Test(model, hf_missing_file_says_why)
