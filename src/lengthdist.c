@@ -181,32 +181,34 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
             continue;
         any = true;
         char *eq = strchr(item, '=');
+        char ib[KV_SHOWN_MAX], kb[KV_SHOWN_MAX], vb[KV_SHOWN_MAX]; /* as messages quote them */
         if (!eq) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (%s)", item, keys_hint);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (%s)", kv_shown(item, ib),
+                             keys_hint);
             break;
         }
         *eq = '\0';
         char *key = kv_trim(item), *val = kv_trim(eq + 1);
+        const char *ks = kv_shown(key, kb), *vs = kv_shown(val, vb);
         double v;
         if (!parse_number(val, &v)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", ks, vs);
             break;
         }
         if (v < 1.0) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", key,
-                             val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", ks,
+                             vs);
             break;
         }
         if (v > (double)KV_TRACE_MAX_LEN) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", key,
-                             KV_TRACE_MAX_LEN, val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", ks,
+                             KV_TRACE_MAX_LEN, vs);
             break;
         }
         if (strcmp(key, "min") == 0 || strcmp(key, "max") == 0) {
             bool is_min = key[1] == 'i';
             if (v != floor(v)) {
-                rc =
-                    kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", key, val);
+                rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", ks, vs);
                 break;
             }
             if (is_min ? d->has_min : d->has_max) {
@@ -224,11 +226,11 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
         }
         double pct;
         if (!percentile_key(key, &pct)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", key, keys_hint);
+            rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", ks, keys_hint);
             break;
         }
         if (strlen(key) >= sizeof d->key[0]) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", key);
+            rc = kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", ks);
             break;
         }
         double q = pct / 100.0;

@@ -428,14 +428,16 @@ static int exact_size(const kv_number_parts *lx, uint64_t mult, uint64_t *out)
 
 /* SIZE = number [" "] [unit]: the number in the one grammar (kvsim/text.h), converted
  * exactly; the byte count is rounded down. */
-static int parse_size(const char *s, bool allow_zero, uint64_t *out, kv_diag *diag)
+static int parse_size(const char *text, bool allow_zero, uint64_t *out, kv_diag *diag)
 {
+    char sb[KV_SHOWN_MAX], ub[KV_SHOWN_MAX];
+    const char *s = kv_shown(text, sb); /* as messages quote it */
     kv_number_parts lx;
-    if (!kv_number_lex(s, strlen(s), &lx))
+    if (!kv_number_lex(text, strlen(text), &lx))
         return kv_diag_set(diag, -KV_EINVAL,
                            "invalid size '%s' (expected a number and a unit: " SIZE_UNITS_HELP ")",
                            s);
-    const char *p = s + lx.len;
+    const char *p = text + lx.len;
     if (*p == ' ')
         p++;
     uint64_t mult = 0;
@@ -452,9 +454,10 @@ static int parse_size(const char *s, bool allow_zero, uint64_t *out, kv_diag *di
             return kv_diag_set(diag, -KV_EINVAL,
                                "ambiguous unit '%s' in size '%s' (use %ciB for powers of 1024 "
                                "or %cB for powers of 1000)",
-                               p, s, u, u);
+                               kv_shown(p, ub), s, u, u);
         return kv_diag_set(diag, -KV_EINVAL,
-                           "unknown unit '%s' in size '%s' (known: " SIZE_UNITS_HELP ")", p, s);
+                           "unknown unit '%s' in size '%s' (known: " SIZE_UNITS_HELP ")",
+                           kv_shown(p, ub), s);
     }
     uint64_t v = 0;
     int why = exact_size(&lx, mult, &v);

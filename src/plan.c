@@ -75,19 +75,21 @@ static int classify(const char *key, kv_slo_unit *unit)
 
 /* VALUE = number [unit]: the number in the one grammar (kvsim/text.h), then for times a
  * unit s, ms or us, for rates nothing or '%'. */
-static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
+static int parse_value(const char *key, kv_slo_unit unit, const char *text, double *out,
                        kv_diag *diag)
 {
+    char vb[KV_SHOWN_MAX], ub[KV_SHOWN_MAX];
+    const char *val = kv_shown(text, vb); /* as messages quote it */
     kv_number_parts lx;
     double v;
-    if (!kv_number_lex(val, strlen(val), &lx))
+    if (!kv_number_lex(text, strlen(text), &lx))
         return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
-    int rc = kv_parse_number(val, lx.len, &v);
+    int rc = kv_parse_number(text, lx.len, &v);
     if (rc == -KV_ERANGE)
         return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is out of range", key, val);
     if (lx.negative && v != 0)
         return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
-    const char *end = val + lx.len;
+    const char *end = text + lx.len;
     if (unit == KV_SLO_SECONDS) {
         double scale;
         if (*end == '\0')
@@ -103,7 +105,8 @@ static int parse_value(const char *key, kv_slo_unit unit, const char *val, doubl
             scale = 1e-6;
         else
             return kv_diag_set(diag, -KV_EINVAL,
-                               "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key, end, val);
+                               "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key,
+                               kv_shown(end, ub), val);
         if (!(v > 0))
             return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a positive time (got '%s')", key,
                                val);
@@ -133,24 +136,25 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
      * ("a=1,,b=2", a trailing comma) is a typo worth reporting. */
     for (char *item = copy; rc == 0 && item;) {
         char *comma = strchr(item, ',');
+        char kb[KV_SHOWN_MAX]; /* a key, entry or spec as messages quote it */
         if (comma)
             *comma = '\0';
         item = kv_trim(item);
         char *eq = strchr(item, '=');
         if (*item == '\0') {
-            rc = kv_diag_set(diag, -KV_EINVAL, "empty entry in '%s'", spec);
+            rc = kv_diag_set(diag, -KV_EINVAL, "empty entry in '%s'", kv_shown(spec, kb));
             break;
         }
         if (!eq) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (keys: %s)", item,
-                             KV_SLO_KEYS_HINT);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is not KEY=VALUE (keys: %s)",
+                             kv_shown(item, kb), KV_SLO_KEYS_HINT);
             break;
         }
         *eq = '\0';
         char *key = kv_trim(item), *val = kv_trim(eq + 1);
         kv_slo_unit unit;
         if (classify(key, &unit) != 0) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", key,
+            rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", kv_shown(key, kb),
                              KV_SLO_KEYS_HINT);
             break;
         }

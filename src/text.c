@@ -30,6 +30,16 @@ char *kv_trim(char *s)
     return s;
 }
 
+const char *kv_shown(const char *s, char buf[KV_SHOWN_MAX])
+{
+    size_t n = strnlen(s, KV_SHOWN_MAX);
+    if (n < KV_SHOWN_MAX)
+        return s;
+    memcpy(buf, s, KV_SHOWN_MAX - 4);
+    memcpy(buf + KV_SHOWN_MAX - 4, "...", 4);
+    return buf;
+}
+
 static bool is_digit(char c)
 {
     return c >= '0' && c <= '9';

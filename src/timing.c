@@ -49,7 +49,7 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
             return kv_diag_set(diag, -KV_EINVAL,
                                "--time-model '%s': unknown key or value out of range in "
                                "'%.*s' (overhead ≥ 0 s, 0 < mfu ≤ 1, 0 < mbu ≤ 1)",
-                               spec, (int)(end - p), p);
+                               spec, (int)(end - p > 40 ? 40 : end - p), p);
         }
         p = comma ? comma + 1 : end;
     }
@@ -58,6 +58,8 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
 
 int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
 {
+    char sb[KV_SHOWN_MAX];
+    const char *shown = kv_shown(spec, sb); /* the spec as messages quote it */
     memset(t, 0, sizeof *t);
     t->overhead_s = KV_ROOFLINE_OVERHEAD_S;
     t->mfu = KV_ROOFLINE_MFU;
@@ -69,23 +71,23 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
     }
     if (strncmp(spec, "roofline:", 9) == 0) {
         t->kind = KV_TIME_ROOFLINE;
-        return parse_roofline(spec + 9, t, diag, spec);
+        return parse_roofline(spec + 9, t, diag, shown);
     }
     if (strncmp(spec, "fixed:", 6) == 0) {
         double dt;
         if (parse_num(spec + 6, spec + strlen(spec), &dt) != 0)
             return kv_diag_set(diag, -KV_EINVAL,
                                "--time-model '%s': fixed:DT needs DT in seconds, e.g. fixed:0.01",
-                               spec);
+                               shown);
         if (!(dt * 1e9 < 9.2e18))
             return kv_diag_set(diag, -KV_EINVAL,
                                "--time-model '%s': a step of %g s does not fit 64-bit "
                                "nanoseconds",
-                               spec, dt);
+                               shown, dt);
         long long ns = llround(dt * 1e9);
         if (ns < 1)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "--time-model '%s': a step must take at least 1 ns", spec);
+                               "--time-model '%s': a step must take at least 1 ns", shown);
         t->kind = KV_TIME_FIXED;
         t->fixed_ns = ns;
         return 0;
@@ -102,12 +104,12 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
                 return kv_diag_set(diag, -KV_EINVAL,
                                    "--time-model '%s': linear:A,B,C needs three non-negative "
                                    "numbers (seconds, seconds/token, seconds/KV token read)",
-                                   spec);
+                                   shown);
             p = end + 1;
         }
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
             return kv_diag_set(diag, -KV_EINVAL, "--time-model '%s': a step must take some time",
-                               spec);
+                               shown);
         t->kind = KV_TIME_LINEAR;
         t->a = v[0];
         t->b = v[1];
@@ -117,7 +119,7 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
     return kv_diag_set(diag, -KV_EINVAL,
                        "--time-model '%s': expected roofline[:overhead=S,mfu=F,mbu=F], "
                        "linear:A,B,C or fixed:DT",
-                       spec);
+                       shown);
 }
 
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s)

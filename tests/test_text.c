@@ -331,3 +331,52 @@ Test(number_cli, accepted_forms)
     run_result_free(&r);
     run_result_free(&r2);
 }
+
+/* ---- long texts in messages ------------------------------------------------------------- */
+
+Test(shown, short_texts_are_themselves_long_ones_are_cut)
+{
+    char buf[KV_SHOWN_MAX];
+    cr_assert_str_eq(kv_shown("abc", buf), "abc");
+    char long_text[200];
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    const char *s = kv_shown(long_text, buf);
+    cr_assert_eq(strlen(s), KV_SHOWN_MAX - 1);
+    cr_assert_eq(strncmp(s, long_text, KV_SHOWN_MAX - 4), 0);
+    cr_assert_str_eq(s + KV_SHOWN_MAX - 4, "...");
+}
+
+/* Found by fuzz_size and fuzz_timemodel: a message quoting a long input in full overflowed
+ * the 512-byte diag and lost its reason and hint.  Every parser now quotes kv_shown(). */
+Test(shown, long_inputs_keep_the_reason_and_hint)
+{
+    char text[700];
+    kv_diag d;
+    uint64_t sz;
+    snprintf(text, sizeof text, "1%0600dQ", 0);
+    cr_assert_eq(kv_parse_size(text, &sz, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "(known: B, KiB, MiB, GiB, TiB (x1024) or KB, MB, GB, TB (x1000))"),
+              "%s", d.msg);
+    memset(text, 'B', 600);
+    memcpy(text, "1e", 2);
+    text[600] = '\0';
+    cr_assert_eq(kv_parse_size(text, &sz, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "...' in size '1eBB"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "(x1000))"), "%s", d.msg);
+    kv_timing t;
+    snprintf(text, sizeof text, "linear:3%0600d", 0);
+    cr_assert_eq(kv_timing_parse(text, &t, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "seconds/KV token read)"), "%s", d.msg);
+    kv_lendist ld;
+    snprintf(text, sizeof text, "p50=%0600dx", 0);
+    cr_assert_eq(kv_lendist_parse(&ld, text, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "...' is not a number"), "%s", d.msg);
+    kv_slo_set slo;
+    kv_slo_set_init(&slo);
+    memset(text, 'q', 600);
+    memcpy(text, "ttft_p99=1", 10);
+    text[600] = '\0';
+    cr_assert_eq(kv_slo_parse(&slo, text, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "(s, ms or us)"), "%s", d.msg);
+}

@@ -23,6 +23,12 @@
 /* Strip spaces and tabs from both ends in place; returns the first kept character. */
 char *kv_trim(char *s);
 
+/* A user's text as messages quote it: the text itself when short, else its first 60 bytes
+ * and "...", so a diagnostic keeps its reason and hint whatever it quotes (kv_diag holds
+ * 512 bytes).  Returns s or buf. */
+#define KV_SHOWN_MAX 64
+const char *kv_shown(const char *s, char buf[KV_SHOWN_MAX]);
+
 /* A lexed number: the parts of the longest prefix of the text that is a number. */
 typedef struct kv_number_parts {
     size_t len;             /* characters of the number, ≥ 1 */
