@@ -49,6 +49,7 @@
 
 #include "kvsim/mem.h"
 #include "kvsim/model.h"
+#include "kvsim/text.h"
 
 typedef struct reader {
     const char *path;   /* for messages */
@@ -71,10 +72,13 @@ static int get_uint(const reader *r, const char *key, bool required, uint64_t mi
     }
     if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) < min ||
         (uint64_t)json_integer_value(v) > max) {
+        /* The value as written, shortened with "..." when long (an object, a long string):
+         * never cut silently, so the message cannot look like it ends elsewhere. */
         char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        int rc = kv_diag_set(r->diag, -KV_EPARSE, "%s: '%s%s' must be %s integer, not %.40s",
-                             r->path, r->prefix, key, min > 0 ? "a positive" : "a non-negative",
-                             text ? text : "?");
+        char sb[KV_SHOWN_MAX];
+        int rc = kv_diag_set(r->diag, -KV_EPARSE, "%s: '%s%s' must be %s integer, not %s", r->path,
+                             r->prefix, key, min > 0 ? "a positive" : "a non-negative",
+                             text ? kv_shown(text, sb) : "?");
         free(text);
         return rc;
     }

@@ -885,6 +885,28 @@ Test(model, hf_stream_and_size_limit)
     cr_assert_str_eq(d.msg, "big.json: larger than 16 MiB (a config.json is a few KB)");
 }
 
+/* Found by fuzz_hfconfig: an ill-typed value was quoted cut at 40 bytes with no mark, so a
+ * long object read as if the message ended inside it. */
+Test(model, hf_long_ill_typed_value_is_shown_shortened)
+{
+    char *dir = make_temp_dir();
+    char *p = write_file(dir, "config.json",
+                         "{\"num_hidden_layers\": {\"hidden_size\": 96, "
+                         "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                         "\"head_dim\": 24}, \"num_attention_heads\": 4, \"hidden_size\": 96}");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_config(p, &m, &d), -KV_EPARSE);
+    cr_assert(strstr(d.msg, "config.json: 'num_hidden_layers' must be a positive integer, not "
+                            "{\"hidden_size\":96,\"num_attention_heads\":4,"),
+              "%s", d.msg);
+    size_t n = strlen(d.msg);
+    cr_assert(n > 3 && strcmp(d.msg + n - 3, "...") == 0, "shortened visibly: %s", d.msg);
+    free(p);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(model, hf_validation_errors_exit_1_with_one_line)
 {
     run_result r =
