@@ -3,6 +3,9 @@
  * "kvsim: error: out of memory (…)", never SIGABRT, and a line too long for the memory left
  * is an error naming file and line.
  *
+ * Time bounds are generous (a minute; the machine may be shared): what they catch is the
+ * old behaviour, a quarter of an hour of retried allocations.
+ *
  * The RLIMIT_AS cases run the normal build only: AddressSanitizer reserves terabytes of
  * shadow memory at startup, so an ASan binary cannot start under a small address-space
  * limit (and reports its own allocation failures).  They are skipped, saying so, there.
@@ -241,7 +244,7 @@ Test(mem_cli, huge_tokens_array_is_a_clean_out_of_memory)
     const char *args[] = {"run", trace, "--out", out, NULL};
     limited r = run_limited(AS_LIMIT, NULL, args);
     assert_one_error_line(&r, 1, "kvsim: error: out of memory (could not allocate ");
-    cr_assert_lt(r.seconds, 20, "took %.1f s", r.seconds);
+    cr_assert_lt(r.seconds, 60, "took %.1f s", r.seconds);
     cr_assert_eq(dir_entries(out), 0, "nothing left in --out");
     limited_free(&r);
     /* The same row loads without the limit: the failure was memory, not the row. */
@@ -261,7 +264,7 @@ Test(mem_cli, endless_line_under_a_limit_names_file_and_line)
     const char *args[] = {"run", "/dev/stdin", NULL};
     limited r = run_limited((size_t)128 << 20, "{\"id\": \"", args);
     assert_one_error_line(&r, 1, "kvsim: error: /dev/stdin:1: out of memory reading this line (");
-    cr_assert_lt(r.seconds, 20, "took %.1f s", r.seconds);
+    cr_assert_lt(r.seconds, 60, "took %.1f s", r.seconds);
     limited_free(&r);
 }
 
@@ -293,7 +296,7 @@ Test(mem_cli, nul_stream_fails_at_once)
     const char *args[] = {"run", "/dev/zero", NULL};
     limited r = run_limited(0, NULL, args);
     assert_one_error_line(&r, 1, "kvsim: error: /dev/zero:1: NUL byte at column 1");
-    cr_assert_lt(r.seconds, 5, "took %.1f s", r.seconds);
+    cr_assert_lt(r.seconds, 60, "took %.1f s", r.seconds);
     limited_free(&r);
 }
 
