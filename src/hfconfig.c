@@ -9,6 +9,13 @@
  *             attention_bias, model_type, torch_dtype / dtype, quantization_config.
  * Multimodal configs that keep the language model under "text_config" are read from there.
  *
+ * Validation, each a message naming the file and the field: duplicate keys (jansson's
+ * JSON_REJECT_DUPLICATES; the key is named), num_key_value_heads above num_attention_heads
+ * or not dividing it (grouped-query attention: each KV head serves a whole group), an MoE
+ * top-k (num_experts_per_tok) above the expert count, a parameter count that does not fit
+ * 64 bits (every product and sum is checked), and a file over KV_HF_CONFIG_MAX (16 MiB;
+ * the file is read whole, bounded, then parsed).
+ *
  * Parameters (weights = params · bytes per weight) are derived when vocab_size and an MLP
  * width are present, for a decoder with a gated (SwiGLU) MLP as in Llama, Mistral, Qwen and
  * Mixtral:
@@ -42,7 +49,9 @@
 #include <sys/stat.h>
 
 #include "hfconfig_internal.h"
+#include "kvsim/mem.h"
 #include "kvsim/model.h"
+#include "kvsim/text.h"
 
 typedef struct reader {
     const char *path;   /* for messages */
@@ -65,10 +74,13 @@ static int get_uint(const reader *r, const char *key, bool required, uint64_t mi
     }
     if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) < min ||
         (uint64_t)json_integer_value(v) > max) {
+        /* The value as written, shortened with "..." when long (an object, a long string):
+         * never cut silently, so the message cannot look like it ends elsewhere. */
         char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        int rc = kv_diag_set(r->diag, -KV_EPARSE, "%s: '%s%s' must be %s integer, not %.40s",
-                             r->path, r->prefix, key, min > 0 ? "a positive" : "a non-negative",
-                             text ? text : "?");
+        char sb[KV_SHOWN_MAX];
+        int rc = kv_diag_set(r->diag, -KV_EPARSE, "%s: '%s%s' must be %s integer, not %s", r->path,
+                             r->prefix, key, min > 0 ? "a positive" : "a non-negative",
+                             text ? kv_shown(text, sb) : "?");
         free(text);
         return rc;
     }
@@ -128,23 +140,45 @@ typedef struct dims {
     bool bias;                /* q/k/v projections carry biases */
 } dims;
 
-static void derive_params(const dims *m, uint64_t *total, uint64_t *active)
+/* Checked 64-bit arithmetic: *ok goes false on the first wrap and stays false. */
+static uint64_t mul(uint64_t a, uint64_t b, bool *ok)
 {
-    uint64_t qo = 2 * m->h * m->H * m->d, kv = 2 * m->h * m->Hkv * m->d;
-    uint64_t attn = qo + kv + (m->bias ? m->H * m->d + 2 * m->Hkv * m->d : 0);
+    if (a != 0 && b > UINT64_MAX / a)
+        *ok = false;
+    return a * b;
+}
+
+static uint64_t add(uint64_t a, uint64_t b, bool *ok)
+{
+    if (b > UINT64_MAX - a)
+        *ok = false;
+    return a + b;
+}
+
+/* The parameter formula of the comment at the top; false when a count does not fit 64
+ * bits (a config claiming billions of layers and a vocabulary of billions). */
+static bool derive_params(const dims *m, uint64_t *total, uint64_t *active)
+{
+    bool ok = true;
+    uint64_t hd = mul(m->H, m->d, &ok), kvd = mul(m->Hkv, m->d, &ok);
+    uint64_t qo = mul(2, mul(m->h, hd, &ok), &ok), kv = mul(2, mul(m->h, kvd, &ok), &ok);
+    uint64_t attn = add(qo, kv, &ok);
+    if (m->bias)
+        attn = add(attn, add(hd, mul(2, kvd, &ok), &ok), &ok);
     uint64_t mlp_total, mlp_active;
     if (m->E > 0) {
-        uint64_t expert = 3 * m->h * m->Ie, router = m->h * m->E;
-        uint64_t shared = m->Is ? 3 * m->h * m->Is + m->h : 0;
-        mlp_total = m->E * expert + router + shared;
-        mlp_active = (m->k ? m->k : m->E) * expert + router + shared;
+        uint64_t expert = mul(3, mul(m->h, m->Ie, &ok), &ok), router = mul(m->h, m->E, &ok);
+        uint64_t shared = m->Is ? add(mul(3, mul(m->h, m->Is, &ok), &ok), m->h, &ok) : 0;
+        mlp_total = add(add(mul(m->E, expert, &ok), router, &ok), shared, &ok);
+        mlp_active = add(add(mul(m->k ? m->k : m->E, expert, &ok), router, &ok), shared, &ok);
     } else {
-        mlp_total = mlp_active = 3 * m->h * m->I;
+        mlp_total = mlp_active = mul(3, mul(m->h, m->I, &ok), &ok);
     }
-    uint64_t norms = 2 * m->h, embed = m->V * m->h;
-    uint64_t outer = embed + m->h + (m->tied ? 0 : embed);
-    *total = outer + m->L * (attn + mlp_total + norms);
-    *active = outer + m->L * (attn + mlp_active + norms);
+    uint64_t norms = mul(2, m->h, &ok), embed = mul(m->V, m->h, &ok);
+    uint64_t outer = add(add(embed, m->h, &ok), m->tied ? 0 : embed, &ok);
+    *total = add(outer, mul(m->L, add(add(attn, mlp_total, &ok), norms, &ok), &ok), &ok);
+    *active = add(outer, mul(m->L, add(add(attn, mlp_active, &ok), norms, &ok), &ok), &ok);
+    return ok;
 }
 
 static int read_model(const reader *r, const json_t *root, kv_model *out)
@@ -169,14 +203,38 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
     /* Expert count under its three spellings; 0 means a dense model. */
     static const char *const expert_keys[] = {"num_local_experts", "num_experts",
                                               "n_routed_experts"};
+    const char *expert_key = NULL;
     for (size_t i = 0; i < 3 && !has_e; i++) {
         if ((rc = get_uint(r, expert_keys[i], false, 0, 65536, &u, &has_e)))
             return rc;
-        if (has_e)
+        if (has_e) {
             m.E = u;
+            expert_key = expert_keys[i];
+        }
     }
+    if (m.E > 0 && m.k > m.E)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_experts_per_tok' is %llu, more than the %llu experts of "
+                           "'%s%s'",
+                           r->path, r->prefix, (unsigned long long)m.k, (unsigned long long)m.E,
+                           r->prefix, expert_key);
     if (!has_kv)
         Hkv = H;
+    /* Grouped-query attention: each KV head serves a whole group of query heads, so there
+     * are at most as many KV heads as query heads and they divide them (vLLM and every
+     * attention kernel assume it; a config that says otherwise would silently change
+     * the bytes per token). */
+    if (Hkv > H)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_key_value_heads' is %u, more than "
+                           "'%snum_attention_heads' %u",
+                           r->path, r->prefix, Hkv, r->prefix, H);
+    if (H % Hkv != 0)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_key_value_heads' %u does not divide "
+                           "'%snum_attention_heads' %u (each KV head serves a whole group of "
+                           "query heads)",
+                           r->path, r->prefix, Hkv, r->prefix, H);
     if (!has_d) {
         if (h % H != 0)
             return kv_diag_set(r->diag, -KV_EPARSE,
@@ -212,12 +270,110 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
     if (!has_ie)
         m.Ie = m.I;
     bool has_mlp = m.E > 0 ? (has_ie || has_i) : has_i;
-    if (has_v && has_mlp) {
-        /* Every factor is < 2^32 and the sums stay far below 2^64 for any real model; a
-         * config that claims otherwise gets an absurd count, not undefined behaviour. */
-        derive_params(&m, &out->num_params, &out->active_params);
-    }
+    if (has_v && has_mlp && !derive_params(&m, &out->num_params, &out->active_params))
+        return kv_diag_set(r->diag, -KV_ERANGE,
+                           "%s: the parameter count from '%svocab_size', '%shidden_size', the "
+                           "MLP widths and '%snum_hidden_layers' does not fit 64 bits",
+                           r->path, r->prefix, r->prefix, r->prefix);
     return 0;
+}
+
+/* The whole stream into *buf (NUL-terminated, *n bytes), at most KV_HF_CONFIG_MAX bytes:
+ * 0, -KV_EIO (read error) or -KV_EPARSE (too big); diag set. */
+static int slurp(FILE *f, const char *path, char **buf, size_t *n, kv_diag *diag)
+{
+    size_t cap = 16384, len = 0;
+    char *b = kv_xmalloc(cap);
+    for (;;) {
+        if (len + 1 == cap) { /* room for one more byte than the limit, and the NUL */
+            cap = cap > (KV_HF_CONFIG_MAX + 2) / 2 ? KV_HF_CONFIG_MAX + 2 : cap * 2;
+            b = kv_xrealloc(b, cap);
+        }
+        size_t got = fread(b + len, 1, cap - len - 1, f);
+        len += got;
+        if (ferror(f)) {
+            free(b);
+            return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
+        }
+        if (len > KV_HF_CONFIG_MAX) {
+            free(b);
+            return kv_diag_set(diag, -KV_EPARSE,
+                               "%s: larger than %u MiB (a config.json is a few KB)", path,
+                               (unsigned)(KV_HF_CONFIG_MAX >> 20));
+        }
+        if (got == 0 || feof(f))
+            break;
+    }
+    b[len] = '\0';
+    *buf = b;
+    *n = len;
+    return 0;
+}
+
+/* The key jansson rejected as a duplicate: the string token that ends just before byte
+ * `pos` (jansson reports where its lexer stopped; it only quotes tokens of up to 20
+ * characters itself).  Copied raw, truncated with "...".  false if it cannot be found. */
+static bool duplicate_key(const char *text, size_t pos, char *out, size_t cap)
+{
+    if (pos < 2 || text[pos - 1] != '"')
+        return false;
+    size_t end = pos - 1, start = end;
+    for (;;) {
+        if (start == 0)
+            return false;
+        start--;
+        if (text[start] != '"')
+            continue;
+        size_t bs = 0; /* an escaped quote is preceded by an odd number of backslashes */
+        while (start - bs > 0 && text[start - bs - 1] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            break;
+    }
+    size_t len = end - start - 1;
+    if (len + 1 > cap)
+        snprintf(out, cap, "%.*s...", (int)(cap - 4), text + start + 1);
+    else
+        snprintf(out, cap, "%.*s", (int)len, text + start + 1);
+    return true;
+}
+
+int kv_model_from_hf_stream(FILE *f, const char *path, kv_model *out, kv_diag *diag)
+{
+    kv_mem_route_json();
+    char *text = NULL;
+    size_t n = 0;
+    int rc = slurp(f, path, &text, &n, diag);
+    if (rc < 0)
+        return rc;
+    json_error_t je;
+    /* Duplicate keys are an error: which of two "num_key_value_heads" would HF use?  The
+     * message names the key ("duplicate object key near '"num_key_value_heads"'"). */
+    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        char key[72];
+        rc = json_error_code(&je) == json_error_duplicate_key &&
+                     duplicate_key(text, (size_t)je.position, key, sizeof key)
+                 ? kv_diag_set(diag, -KV_EPARSE, "%s:%d:%d: duplicate key '%s'", path, je.line,
+                               je.column, key)
+                 : kv_diag_set(diag, -KV_EPARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        free(text);
+        return rc;
+    }
+    free(text);
+    if (!json_is_object(root)) {
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s: expected a JSON object (a config.json)", path);
+    } else {
+        reader r = {path, "", root, diag};
+        const json_t *tc = json_object_get(root, "text_config");
+        if (!json_object_get(root, "num_hidden_layers") && json_is_object(tc)) {
+            r.obj = tc;
+            r.prefix = "text_config.";
+        }
+        rc = read_model(&r, root, out);
+    }
+    json_decref(root);
+    return rc;
 }
 
 int kv_model_from_hf_config(const char *path, kv_model *out, kv_diag *diag)
@@ -230,28 +386,7 @@ int kv_model_from_hf_config(const char *path, kv_model *out, kv_diag *diag)
         fclose(f);
         return kv_diag_set(diag, -KV_EIO, "cannot read '%s': %s", path, strerror(EISDIR));
     }
-    json_error_t je;
-    json_t *root = json_loadf(f, 0, &je);
-    bool read_error = ferror(f) != 0;
+    int rc = kv_model_from_hf_stream(f, path, out, diag);
     fclose(f);
-    if (read_error) {
-        json_decref(root);
-        return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
-    }
-    if (!root)
-        return kv_diag_set(diag, -KV_EPARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    int rc;
-    if (!json_is_object(root)) {
-        rc = kv_diag_set(diag, -KV_EPARSE, "%s: expected a JSON object (a config.json)", path);
-    } else {
-        reader r = {path, "", root, diag};
-        const json_t *text = json_object_get(root, "text_config");
-        if (!json_object_get(root, "num_hidden_layers") && json_is_object(text)) {
-            r.obj = text;
-            r.prefix = "text_config.";
-        }
-        rc = read_model(&r, root, out);
-    }
-    json_decref(root);
     return rc;
 }

@@ -30,7 +30,6 @@
  */
 #include "kvsim/lengthdist.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,23 +114,30 @@ double kv_norm_quantile(double p)
 static const char keys_hint[] = "keys: p50 (required), other percentiles pNN with 0 < NN < 100 "
                                 "such as p90, p95, p99, p99.9, and min, max";
 
-/* Strict decimal number: the whole string, finite. */
+/* A number in the one grammar (kvsim/text.h), the whole string.  A magnitude beyond the
+ * largest double is +-HUGE_VAL, so the range checks report it as too large. */
 static bool parse_number(const char *s, double *out)
 {
-    if (*s == '\0')
+    int rc = kv_parse_number(s, strlen(s), out);
+    if (rc == -KV_ERANGE)
+        *out = *s == '-' ? -HUGE_VAL : HUGE_VAL;
+    return rc == 0 || rc == -KV_ERANGE;
+}
+
+/* "p" digits [ "." digits ] with 0 < NN < 100: a percentile key.  Keys are names, not
+ * numbers: no sign, exponent or bare point ("p9.99e1" is not p99.9). */
+static bool percentile_key(const char *key, double *pct)
+{
+    if (key[0] != 'p')
         return false;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end != '\0' || !isfinite(v) || errno == ERANGE)
+    const char *s = key + 1;
+    size_t n_int = strspn(s, "0123456789");
+    size_t n = n_int;
+    if (s[n] == '.')
+        n += 1 + strspn(s + n + 1, "0123456789");
+    if (n_int == 0 || s[n] != '\0' || s[n - 1] == '.')
         return false;
-    /* strtod accepts hex and "inf"/"nan" spellings; a length is plain decimal. */
-    for (const char *c = s; *c; c++)
-        if (!(*c >= '0' && *c <= '9') && *c != '.' && *c != 'e' && *c != 'E' && *c != '+' &&
-            *c != '-')
-            return false;
-    *out = v;
-    return true;
+    return kv_parse_number(s, n, pct) == 0 && *pct > 0.0 && *pct < 100.0;
 }
 
 static void finish_model(kv_lendist *d)
@@ -173,26 +179,27 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
         rc = 0;
         any = true;
         const char *key = item.key, *val = item.value;
+        char kb[KV_SHOWN_MAX], vb[KV_SHOWN_MAX]; /* as messages quote them */
+        const char *ks = kv_shown(key, kb), *vs = kv_shown(val, vb);
         double v;
         if (!parse_number(val, &v)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", ks, vs);
             break;
         }
         if (v < 1.0) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", key,
-                             val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", ks,
+                             vs);
             break;
         }
         if (v > (double)KV_TRACE_MAX_LEN) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", key,
-                             KV_TRACE_MAX_LEN, val);
+            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", ks,
+                             KV_TRACE_MAX_LEN, vs);
             break;
         }
         if (strcmp(key, "min") == 0 || strcmp(key, "max") == 0) {
             bool is_min = key[1] == 'i';
             if (v != floor(v)) {
-                rc =
-                    kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", key, val);
+                rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", ks, vs);
                 break;
             }
             if (is_min ? d->has_min : d->has_max) {
@@ -209,12 +216,12 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
             continue;
         }
         double pct;
-        if (key[0] != 'p' || !parse_number(key + 1, &pct) || !(pct > 0.0 && pct < 100.0)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", key, keys_hint);
+        if (!percentile_key(key, &pct)) {
+            rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", ks, keys_hint);
             break;
         }
         if (strlen(key) >= sizeof d->key[0]) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", key);
+            rc = kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", ks);
             break;
         }
         double q = pct / 100.0;

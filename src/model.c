@@ -19,8 +19,9 @@
  *
  * Sizes.  kv_parse_size accepts binary units (KiB … PiB, powers of 1024) and decimal ones
  * (KB … PB, powers of 1000) and never guesses between them: a bare "G" is rejected as
- * ambiguous.  Decimal fractions ("1.5GiB") are parsed as exact integers and the byte count
- * is rounded down.
+ * ambiguous.  The number is kvsim's one grammar (kvsim/text.h: "1.5GiB", ".5GiB", "1e3MiB");
+ * it is converted in exact integers (at most 19 significant digits) and the byte count is
+ * rounded down.
  *
  * Out of scope: anything that needs a trace (that is kvsim run), sliding-window and MLA
  * attention (every layer is assumed to hold full-length K and V).
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "kvsim/text.h"
 
 /* ---- exact 64-bit arithmetic with a 128-bit intermediate ------------------------------ */
 
@@ -351,38 +354,90 @@ static const struct {
 
 #define SIZE_UNITS_HELP "B, KiB, MiB, GiB, TiB, PiB (x1024) or KB, MB, GB, TB, PB (x1000)"
 
-static int parse_size(const char *s, bool allow_zero, uint64_t *out, kv_diag *diag)
+/* 10^k for k ≤ 19, the powers that fit 64 bits. */
+static uint64_t pow10_u64(unsigned k)
 {
-    const char *p = s;
-    if (*p == '-')
-        return kv_diag_set(diag, -KV_ERANGE, "size '%s' must not be negative", s);
-    if (*p < '0' || *p > '9')
+    uint64_t p = 1;
+    while (k--)
+        p *= 10;
+    return p;
+}
+
+enum { SIZE_OK, SIZE_TOO_LARGE, SIZE_TOO_PRECISE };
+
+/* ⌊D · 10^e · mult⌋ for the lexed number, D its significant digits as an integer and e
+ * the power of ten of the last one, in exact integers.  SIZE_TOO_LARGE when the result
+ * exceeds 64 bits, SIZE_TOO_PRECISE when D has more than 19 significant digits (it would
+ * not fit 64 bits) yet the value is small enough ("1.00000000000000000001GiB"). */
+static int exact_size(const kv_number_parts *lx, uint64_t mult, uint64_t *out)
+{
+    /* Significant digits: leading zeros dropped, trailing zeros moved into e; at most 20
+     * are kept (20 already means too many). */
+    char dig[20];
+    size_t k = 0, more = 0; /* more: significant digits past dig[] (each ×10) */
+    long e = lx->exponent - (long)lx->n_frac;
+    size_t zeros = 0; /* zeros seen since the last non-zero digit, not yet stored */
+    for (size_t i = 0; i < lx->n_int + lx->n_frac; i++) {
+        char c = i < lx->n_int ? lx->int_digits[i] : lx->frac_digits[i - lx->n_int];
+        if (c == '0') {
+            if (k > 0)
+                zeros++;
+            continue;
+        }
+        for (; zeros > 0; zeros--) { /* the zeros were inside the number: they count */
+            if (k < sizeof dig)
+                dig[k++] = '0';
+            else
+                more++;
+        }
+        if (k < sizeof dig)
+            dig[k++] = c;
+        else
+            more++;
+    }
+    e += (long)zeros; /* trailing zeros */
+    if (k == 0) {
+        *out = 0;
+        return SIZE_OK;
+    }
+    /* The value has (k + more + e) digits before the point; ≥ 20 is at least 10^19. */
+    long int_len = (long)(k + more) + e;
+    if (int_len > 19)
+        return SIZE_TOO_LARGE;
+    if (k + more > 19)
+        return SIZE_TOO_PRECISE;
+    uint64_t d = 0;
+    for (size_t i = 0; i < k; i++)
+        d = d * 10 + (uint64_t)(dig[i] - '0');
+    uint64_t v;
+    if (e >= 0) {
+        if (!mul_ok(d, pow10_u64((unsigned)e), &v) || !mul_ok(v, mult, &v))
+            return SIZE_TOO_LARGE;
+        *out = v;
+        return SIZE_OK;
+    }
+    /* ⌊d·mult / 10^−e⌋, dividing by at most 10^19 at a time: ⌊⌊x/a⌋/b⌋ = ⌊x/(ab)⌋. */
+    uint64_t neg = (uint64_t)-e;
+    unsigned first = neg > 19 ? 19 : (unsigned)neg;
+    if (!muldiv(d, mult, pow10_u64(first), false, &v))
+        return SIZE_TOO_LARGE;
+    neg -= first;
+    *out = neg > 19 ? 0 : v / pow10_u64((unsigned)neg);
+    return SIZE_OK;
+}
+
+/* SIZE = number [" "] [unit]: the number in the one grammar (kvsim/text.h), converted
+ * exactly; the byte count is rounded down. */
+static int parse_size(const char *text, bool allow_zero, uint64_t *out, kv_diag *diag)
+{
+    char sb[KV_SHOWN_MAX], ub[KV_SHOWN_MAX];
+    const char *s = kv_shown(text, sb); /* as messages quote it */
+    kv_number_parts lx;
+    if (!kv_number_lex(text, strlen(text), &lx))
         return kv_diag_set(diag, -KV_EINVAL,
                            "invalid size '%s' (expected a number and a unit: " SIZE_UNITS_HELP ")",
                            s);
-    /* Mantissa as an exact integer with `frac` decimal places; at most 19 digits so it
-     * fits 64 bits (leading zeros do not count). */
-    uint64_t mant = 0, scale = 1;
-    int digits = 0;
-    bool in_frac = false;
-    for (;; p++) {
-        if (*p == '.' && !in_frac && p[1] >= '0' && p[1] <= '9') {
-            in_frac = true;
-            continue;
-        }
-        if (*p < '0' || *p > '9')
-            break;
-        if (mant != 0 || *p != '0')
-            digits++;
-        if (digits > 19)
-            return kv_diag_set(diag, -KV_ERANGE, "size '%s' is too large", s);
-        mant = mant * 10 + (uint64_t)(*p - '0');
-        if (in_frac) {
-            if (scale > UINT64_MAX / 10)
-                return kv_diag_set(diag, -KV_EINVAL, "size '%s' has too many decimals", s);
-            scale *= 10;
-        }
-    }
+    const char *p = text + lx.len;
     if (*p == ' ')
         p++;
     uint64_t mult = 0;
@@ -399,14 +454,18 @@ static int parse_size(const char *s, bool allow_zero, uint64_t *out, kv_diag *di
             return kv_diag_set(diag, -KV_EINVAL,
                                "ambiguous unit '%s' in size '%s' (use %ciB for powers of 1024 "
                                "or %cB for powers of 1000)",
-                               p, s, u, u);
+                               kv_shown(p, ub), s, u, u);
         return kv_diag_set(diag, -KV_EINVAL,
-                           "unknown unit '%s' in size '%s' (known: " SIZE_UNITS_HELP ")", p, s);
+                           "unknown unit '%s' in size '%s' (known: " SIZE_UNITS_HELP ")",
+                           kv_shown(p, ub), s);
     }
-    uint64_t v;
-    if (!muldiv(mant, mult, scale, false, &v))
-        return kv_diag_set(diag, -KV_ERANGE, "size '%s' is too large", s);
-    if (v > (uint64_t)INT64_MAX)
+    uint64_t v = 0;
+    int why = exact_size(&lx, mult, &v);
+    if (lx.negative && (why != SIZE_OK || v > 0))
+        return kv_diag_set(diag, -KV_ERANGE, "size '%s' must not be negative", s);
+    if (why == SIZE_TOO_PRECISE)
+        return kv_diag_set(diag, -KV_EINVAL, "size '%s' has more than 19 significant digits", s);
+    if (why == SIZE_TOO_LARGE || v > (uint64_t)INT64_MAX)
         return kv_diag_set(diag, -KV_ERANGE, "size '%s' is too large (the limit is 8 EiB)", s);
     if (v == 0 && !allow_zero)
         return kv_diag_set(diag, -KV_ERANGE, "size '%s' must be at least 1 byte", s);

@@ -71,18 +71,23 @@ static int classify(const char *key, kv_slo_unit *unit)
     return 0;
 }
 
-static int parse_value(const char *key, kv_slo_unit unit, const char *val, double *out,
+/* VALUE = number [unit]: the number in the one grammar (kvsim/text.h), then for times a
+ * unit s, ms or us, for rates nothing or '%'. */
+static int parse_value(const char *key, kv_slo_unit unit, const char *text, double *out,
                        kv_diag *diag)
 {
-    if (!((*val >= '0' && *val <= '9') || *val == '.')) {
-        if (*val == '-')
-            return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
+    char vb[KV_SHOWN_MAX], ub[KV_SHOWN_MAX];
+    const char *val = kv_shown(text, vb); /* as messages quote it */
+    kv_number_parts lx;
+    double v;
+    if (!kv_number_lex(text, strlen(text), &lx))
         return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
-    }
-    char *end;
-    double v = strtod(val, &end);
-    if (end == val || !isfinite(v))
-        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", key, val);
+    int rc = kv_parse_number(text, lx.len, &v);
+    if (rc == -KV_ERANGE)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is out of range", key, val);
+    if (lx.negative && v != 0)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' must not be negative (got '%s')", key, val);
+    const char *end = text + lx.len;
     if (unit == KV_SLO_SECONDS) {
         double scale;
         if (*end == '\0')
@@ -98,7 +103,8 @@ static int parse_value(const char *key, kv_slo_unit unit, const char *val, doubl
             scale = 1e-6;
         else
             return kv_diag_set(diag, -KV_EINVAL,
-                               "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key, end, val);
+                               "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key,
+                               kv_shown(end, ub), val);
         if (!(v > 0))
             return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a positive time (got '%s')", key,
                                val);
@@ -130,9 +136,10 @@ int kv_slo_parse(kv_slo_set *s, const char *spec, kv_diag *diag)
     while (rc == 0 && (rc = kv_kvlist_next(&list, &item, diag)) == 1) {
         rc = 0;
         const char *key = item.key, *val = item.value;
+        char kb[KV_SHOWN_MAX]; /* a key as messages quote it */
         kv_slo_unit unit;
         if (classify(key, &unit) != 0) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", key,
+            rc = kv_diag_set(diag, -KV_EINVAL, "unknown SLO '%s' (known: %s)", kv_shown(key, kb),
                              KV_SLO_KEYS_HINT);
             break;
         }

@@ -89,17 +89,11 @@ static double eff_attn(const kv_timing *t)
 
 /* ---- parsing -------------------------------------------------------------------------- */
 
+/* A non-negative number in the one grammar (kvsim/text.h) filling exactly [s, end). */
 static int parse_num(const char *s, const char *end, double *out)
 {
-    char buf[64];
-    size_t n = (size_t)(end - s);
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    char *e;
-    double v = strtod(buf, &e);
-    if (*e != '\0' || !isfinite(v) || v < 0)
+    double v;
+    if (kv_parse_number(s, (size_t)(end - s), &v) != 0 || v < 0)
         return -1;
     *out = v;
     return 0;
@@ -181,6 +175,8 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
 
 int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
 {
+    char sb[KV_SHOWN_MAX];
+    const char *shown = kv_shown(spec, sb); /* the spec as messages quote it */
     memset(t, 0, sizeof *t);
     /* GPU-less values; kv_timing_bind replaces every key the spec leaves out. */
     t->overhead_s = KV_ROOFLINE_OVERHEAD_S;
@@ -193,23 +189,23 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
     }
     if (strncmp(spec, "roofline:", 9) == 0) {
         t->kind = KV_TIME_ROOFLINE;
-        return parse_roofline(spec + 9, t, diag, spec);
+        return parse_roofline(spec + 9, t, diag, shown);
     }
     if (strncmp(spec, "fixed:", 6) == 0) {
         double dt;
         if (parse_num(spec + 6, spec + strlen(spec), &dt) != 0)
             return kv_diag_set(diag, -KV_EINVAL,
                                "{time_model} '%s': fixed:DT needs DT in seconds, e.g. fixed:0.01",
-                               spec);
+                               shown);
         if (!(dt * 1e9 < 9.2e18))
             return kv_diag_set(diag, -KV_EINVAL,
                                "{time_model} '%s': a step of %g s does not fit 64-bit "
                                "nanoseconds",
-                               spec, dt);
+                               shown, dt);
         long long ns = llround(dt * 1e9);
         if (ns < 1)
             return kv_diag_set(diag, -KV_EINVAL,
-                               "{time_model} '%s': a step must take at least 1 ns", spec);
+                               "{time_model} '%s': a step must take at least 1 ns", shown);
         t->kind = KV_TIME_FIXED;
         t->fixed_ns = ns;
         return 0;
@@ -220,10 +216,10 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
             return kv_diag_set(diag, -KV_EINVAL,
                                "{time_model} '%s': linear:A,B,C needs three non-negative "
                                "numbers (seconds, seconds/token, seconds/KV token read)",
-                               spec);
+                               shown);
         if (v[0] == 0 && v[1] == 0 && v[2] == 0)
             return kv_diag_set(diag, -KV_EINVAL, "{time_model} '%s': a step must take some time",
-                               spec);
+                               shown);
         t->kind = KV_TIME_LINEAR;
         t->a = v[0];
         t->b = v[1];
@@ -233,7 +229,7 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
     return kv_diag_set(diag, -KV_EINVAL,
                        "{time_model} '%s': expected roofline[:KEY=VALUE,...], linear:A,B,C or "
                        "fixed:DT",
-                       spec);
+                       shown);
 }
 
 /* ---- binding -------------------------------------------------------------------------- */

@@ -8,7 +8,15 @@
  * finishes the stream: Azure absolute times become relative to the earliest TIMESTAMP
  * read, --time-scale multiplies every arrival (llround of a double product), and a stable
  * sort orders requests by arrival with ties in file order (`row` breaks them, so qsort is
- * stable here).  Lines are streamed with getline; nothing is kept per line but the row.
+ * stable here).
+ *
+ * Lines.  kvsim reads them itself (fread into a 64 KiB buffer, memchr for the newline)
+ * rather than with getline, so that a line is bounded before it is buffered: a line longer
+ * than the format's limit (KV_TRACE_MAX_JSON_LINE, KV_TRACE_MAX_CSV_RECORD) is an error
+ * once that many bytes have been read, and a NUL byte as soon as it is read.  The line
+ * buffer doubles up to the limit; its allocation failing is this line's error (-KV_ENOMEM
+ * naming file and line), while every other allocation goes to the out-of-memory handler.
+ * Nothing is kept per line but the row.
  *
  * Memory.  One kv_request_spec array (grown by doubling) plus an arena (kv__arena) for
  * every id, adapter, salt, token array and hash-id array: a million-row trace costs a
@@ -157,38 +165,122 @@ int kv__fail(kv__reader *r, int err, uint64_t line, const char *fmt, ...)
     return kv_diag_set(r->diag, err, "%s: %s", r->path, msg);
 }
 
+#define IN_CHUNK ((size_t)64 * 1024)
+
+static void format_bytes(char *buf, size_t n, size_t bytes)
+{
+    if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0)
+        snprintf(buf, n, "%zu bytes (%zu MiB)", bytes, bytes >> 20);
+    else if (bytes >= 1024 && bytes % 1024 == 0)
+        snprintf(buf, n, "%zu bytes (%zu KiB)", bytes, bytes >> 10);
+    else
+        snprintf(buf, n, "%zu bytes", bytes);
+}
+
+int kv__too_long(kv__reader *r, uint64_t line)
+{
+    char lim[64];
+    format_bytes(lim, sizeof lim, r->max_line);
+    return kv__fail(r, -KV_EPARSE, line, "%s is longer than the limit of %s", r->max_what, lim);
+}
+
+/* Append n bytes to the line in r->buf, growing it by doubling up to max_line + 2 bytes
+ * (a CR and the NUL).
+ * The allocation may fail without the process being out of memory for good (a line of
+ * hundreds of MB under a ulimit): that is this line's error, with file and line, not a
+ * call to the out-of-memory handler. */
+static int line_append(kv__reader *r, const char *s, size_t n)
+{
+    size_t need = r->len + n + 1;
+    if (need > r->buf_cap) {
+        size_t cap = r->buf_cap ? r->buf_cap : 256;
+        while (cap < need)
+            cap = cap > (r->max_line + 2) / 2 ? r->max_line + 2 : cap * 2;
+        char *p = realloc(r->buf, cap);
+        if (!p)
+            return kv__fail(r, -KV_ENOMEM, r->lineno + 1,
+                            "out of memory reading this line (%zu bytes read so far)", r->len);
+        r->buf = p;
+        r->buf_cap = cap;
+    }
+    memcpy(r->buf + r->len, s, n);
+    r->len += n;
+    return 0;
+}
+
+/* Column (1-based, as the user counts it: after a byte-order mark) of a NUL at byte `at`
+ * of the raw line. */
+static size_t nul_column(const kv__reader *r, size_t at)
+{
+    bool bom = r->lineno == 0 && r->len >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0;
+    return at + 1 - (bom && at >= 3 ? 3 : 0);
+}
+
 int kv__next_line(kv__reader *r)
 {
     if (r->pending) {
         r->pending = false;
         return 1;
     }
-    errno = 0;
-    ssize_t got = getline(&r->buf, &r->buf_cap, r->f);
-    if (got < 0) {
-        /* getline failing without EOF (ENOMEM on a huge line sets no error flag) must not
-         * look like the end of the trace. */
-        if (ferror(r->f) || !feof(r->f))
-            return kv__fail(r, -KV_EIO, r->lineno ? r->lineno + 1 : 0, "cannot read: %s",
-                            strerror(errno ? errno : EIO));
-        return 0;
+    if (!r->in)
+        r->in = kv_xmalloc(IN_CHUNK);
+    r->len = 0;
+    bool any = false, newline = false;
+    while (!newline) {
+        if (r->in_pos == r->in_len) {
+            if (r->in_eof)
+                break;
+            errno = 0;
+            r->in_len = fread(r->in, 1, IN_CHUNK, r->f);
+            r->in_pos = 0;
+            if (r->in_len < IN_CHUNK) {
+                /* fread is short only at the end of the stream or on an error, and an error
+                 * must not look like the end of the trace. */
+                int e = errno;
+                if (ferror(r->f))
+                    return kv__fail(r, -KV_EIO, r->lineno || any ? r->lineno + 1 : 0,
+                                    "cannot read: %s", strerror(e ? e : EIO));
+                r->in_eof = true;
+            }
+            if (r->in_len == 0)
+                break;
+        }
+        any = true;
+        const char *s = r->in + r->in_pos;
+        size_t avail = r->in_len - r->in_pos;
+        const char *nl = memchr(s, '\n', avail);
+        size_t take = nl ? (size_t)(nl - s) : avail;
+        if (take > r->max_line + 1 - r->len) /* + 1: room for the '\r' of a CRLF */
+            return kv__too_long(r, r->lineno + 1);
+        /* NUL bytes are found as they arrive, so a stream of them (/dev/zero) fails at
+         * once rather than at the length limit: text formats only, a NUL would cut a CSV
+         * field or a JSON string short. */
+        const char *nul = memchr(s, '\0', take);
+        int rc = line_append(r, s, nul ? (size_t)(nul - s) + 1 : take);
+        if (rc < 0)
+            return rc;
+        if (nul) {
+            size_t col = nul_column(r, r->len - 1);
+            r->lineno++;
+            return kv__fail(r, -KV_EPARSE, r->lineno, "NUL byte at column %zu", col);
+        }
+        r->in_pos += take + (nl != NULL);
+        newline = nl != NULL;
     }
-    r->lineno++;
-    size_t n = (size_t)got;
-    if (n && r->buf[n - 1] == '\n')
-        n--;
+    if (!any)
+        return 0;
+    size_t n = r->len;
     if (n && r->buf[n - 1] == '\r')
         n--;
+    if (n > r->max_line)
+        return kv__too_long(r, r->lineno + 1);
+    r->lineno++;
     if (r->lineno == 1 && n >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
         memmove(r->buf, r->buf + 3, n - 3);
         n -= 3;
     }
     r->buf[n] = '\0';
     r->len = n;
-    const char *nul = memchr(r->buf, '\0', n);
-    if (nul) /* text formats only: a NUL would silently cut a CSV field short */
-        return kv__fail(r, -KV_EPARSE, r->lineno, "NUL byte at column %zu",
-                        (size_t)(nul - r->buf) + 1);
     return 1;
 }
 
@@ -348,46 +440,49 @@ static int open_and_read(kv__reader *r, bool is_json_format, bool is_csv_format)
     return 0;
 }
 
-int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag)
+static const kv_trace_options default_options;
+
+static int check_options(const kv_trace_options *opt, kv_diag *diag)
 {
-    static const kv_trace_options defaults;
-    assert(out && path);
-    *out = NULL;
-    if (!opt)
-        opt = &defaults;
     assert((unsigned)opt->format < NUM_FORMATS);
     double scale = opt->time_scale == 0 ? 1.0 : opt->time_scale;
     if (!(scale > 0) || !isfinite(scale))
         return kv_diag_set(diag, -KV_EINVAL, "time scale must be a positive finite number, got %g",
                            scale);
+    return 0;
+}
 
-    bool is_stdin = strcmp(path, "-") == 0; /* TRACE "-": standard input, read once */
+static int load_stream(kv_trace **out, FILE *f, const char *path, const kv_trace_options *opt,
+                       kv_diag *diag)
+{
+    bool json = opt->format == KV_TRACE_KVSIM_JSONL || opt->format == KV_TRACE_MOONCAKE;
+    bool csv = opt->format == KV_TRACE_KVSIM_CSV || opt->format == KV_TRACE_AZURE ||
+               opt->format == KV_TRACE_LENGTHS;
     kv__reader r = {
-        .path = is_stdin ? "<stdin>" : path,
+        .path = path,
         .diag = diag,
         .format = opt->format,
         .tb = opt->trace_block_size ? opt->trace_block_size : 512,
         .limit = opt->limit,
         .rate = opt->rate,
         .seed = opt->seed,
+        .f = f,
+        /* Until the format is known the line limit is the larger one; the CSV reader lowers
+         * it (and checks its header against it). */
+        .max_line = csv ? KV_TRACE_MAX_CSV_RECORD : KV_TRACE_MAX_JSON_LINE,
+        .max_what = csv ? "a CSV record" : "a JSON Lines row",
     };
-    r.f = is_stdin ? stdin : fopen(path, "rb");
-    if (!r.f) {
-        int e = errno;
-        return kv_diag_set(diag, e == ENOENT ? -KV_ENOENT : -KV_EIO, "cannot open '%s': %s", path,
-                           strerror(e));
-    }
+    if (opt->max_line && opt->max_line < r.max_line)
+        r.max_line = opt->max_line;
+    kv_mem_route_json();
     r.arena = kv__arena_create();
-    bool json = opt->format == KV_TRACE_KVSIM_JSONL || opt->format == KV_TRACE_MOONCAKE;
-    bool csv = opt->format == KV_TRACE_KVSIM_CSV || opt->format == KV_TRACE_AZURE ||
-               opt->format == KV_TRACE_LENGTHS;
     int rc = open_and_read(&r, json, csv);
-    if (!is_stdin)
-        fclose(r.f);
+    free(r.in);
     free(r.buf);
     if (rc == 0 && r.format == KV_TRACE_AZURE)
         rc = azure_relative(&r);
     free(r.abs_sec);
+    double scale = opt->time_scale == 0 ? 1.0 : opt->time_scale;
     if (rc == 0 && scale != 1.0)
         rc = apply_time_scale(&r, scale);
     if (rc < 0) {
@@ -406,6 +501,45 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
     t->arena__ = r.arena;
     *out = t;
     return 0;
+}
+
+int kv_trace_load_stream(kv_trace **out, FILE *f, const char *name, const kv_trace_options *opt,
+                         kv_diag *diag)
+{
+    assert(out && f && name);
+    *out = NULL;
+    if (!opt)
+        opt = &default_options;
+    int rc = check_options(opt, diag);
+    return rc < 0 ? rc : load_stream(out, f, name, opt, diag);
+}
+
+int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag)
+{
+    assert(out && path);
+    *out = NULL;
+    if (!opt)
+        opt = &default_options;
+    int rc = check_options(opt, diag);
+    if (rc < 0)
+        return rc;
+    if (strcmp(path, "-") == 0) { /* TRACE "-": standard input, read once */
+        rc = load_stream(out, stdin, "<stdin>", opt, diag);
+        if (rc == 0) { /* messages say <stdin>; the trace's name is what was given */
+            free((*out)->path);
+            (*out)->path = kv_xstrdup(path);
+        }
+        return rc;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        return kv_diag_set(diag, e == ENOENT ? -KV_ENOENT : -KV_EIO, "cannot open '%s': %s", path,
+                           strerror(e));
+    }
+    rc = load_stream(out, f, path, opt, diag);
+    fclose(f);
+    return rc;
 }
 
 void kv_trace_free(kv_trace *t)

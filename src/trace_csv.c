@@ -16,9 +16,9 @@
  * length stats; arrival + prompt_len → kvsim CSV; several or none → an error.
  *
  * Values.  Integers are optional sign and decimal digits (no "2.0", no spaces inside).
- * Seconds are a decimal number ([+-]digits[.digits][e±digits], or inf/nan which are then
- * reported as non-finite), converted by strtod in the C locale.  Azure TIMESTAMPs are
- * parsed in exact integers: a proleptic-Gregorian civil date → days (Hinnant's
+ * Seconds are a number in kvsim's one grammar (kvsim/text.h: [+-]digits[.digits][e±digits],
+ * ".5" and "5." too); inf/nan words are reported as non-finite, not as syntax errors.  Azure
+ * TIMESTAMPs are parsed in exact integers: a proleptic-Gregorian civil date → days (Hinnant's
  * days_from_civil; no time zones, no mktime), whole seconds, and a fraction of 1..9 digits
  * scaled to nanoseconds; trace.c subtracts the earliest one.  Length-stats rows get
  * arrivals t_i = t_{i−1} + Exp(rate) (t_{−1} = 0, so the first row arrives one gap in),
@@ -35,6 +35,7 @@
 
 #include "kvsim/mem.h"
 #include "kvsim/rng.h"
+#include "kvsim/text.h"
 #include "trace_internal.h"
 
 #define SHOWN_MAX 48
@@ -90,6 +91,7 @@ static int next_record(kv__reader *r, record *c)
     } while (kv__is_blank(r->buf, r->len));
     c->line = r->lineno;
     c->len = c->nf = 0;
+    size_t raw = r->len; /* bytes of the record's lines, for the record limit */
     const char *p = r->buf, *end = r->buf + r->len;
     for (;;) {
         begin_field(c);
@@ -104,6 +106,11 @@ static int next_record(kv__reader *r, record *c)
                     if (rc == 0)
                         return kv__fail(r, -KV_EPARSE, c->line,
                                         "unterminated quoted field in column %zu", c->nf);
+                    /* The record, not only each line, is bounded: an unbalanced quote
+                     * must not gather the rest of a huge file into one field. */
+                    raw += 1 + r->len;
+                    if (raw > r->max_line)
+                        return kv__too_long(r, c->line);
                     put(c, "\n", 1);
                     p = r->buf;
                     end = r->buf + r->len;
@@ -192,8 +199,9 @@ static int csv_len(kv__reader *r, uint64_t line, const char *name, const char *s
     return 0;
 }
 
-/* Decimal number syntax, or an inf/nan word (reported later as non-finite). */
-static bool is_number(const char *s, bool *word)
+/* An inf/nan word, optionally signed: not a number in the grammar, but reported as
+ * non-finite rather than as a syntax error. */
+static bool is_nonfinite_word(const char *s)
 {
     if (*s == '+' || *s == '-')
         s++;
@@ -202,43 +210,28 @@ static bool is_number(const char *s, bool *word)
         size_t k = 0;
         while (words[i][k] && (s[k] | 0x20) == words[i][k])
             k++;
-        if (!words[i][k] && !s[k]) {
-            *word = true;
+        if (!words[i][k] && !s[k])
             return true;
-        }
     }
-    *word = false;
-    size_t digits = 0;
-    for (; is_digit(*s); s++)
-        digits++;
-    if (*s == '.')
-        for (s++; is_digit(*s); s++)
-            digits++;
-    if (!digits)
-        return false;
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '+' || *s == '-')
-            s++;
-        if (!is_digit(*s))
-            return false;
-        while (is_digit(*s))
-            s++;
-    }
-    return *s == '\0';
+    return false;
 }
 
+/* Seconds: a number in the one grammar (kvsim/text.h). */
 static int csv_seconds(kv__reader *r, uint64_t line, const char *name, const char *s, int64_t *out)
 {
     char sb[SHOWN_MAX];
-    bool word;
-    if (!is_number(s, &word))
+    double v;
+    int rc = kv_parse_number(s, strlen(s), &v);
+    int why;
+    if (rc == 0)
+        why = kv__time_to_ns(v, 1e9, out);
+    else if (is_nonfinite_word(s))
+        why = KV__TIME_NONFINITE;
+    else if (rc == -KV_ERANGE) /* a decimal like 1e999 overflows the double */
+        why = *s == '-' ? KV__TIME_NEGATIVE : KV__TIME_OVERFLOW;
+    else
         return kv__fail(r, -KV_EPARSE, line, "'%s' must be a number of seconds, got %s", name,
                         shown(s, sb));
-    double v = strtod(s, NULL);
-    int why = kv__time_to_ns(v, 1e9, out);
-    if (why == KV__TIME_NONFINITE && !word)
-        why = KV__TIME_OVERFLOW; /* a decimal like 1e999 overflowed the double */
     return why ? kv__time_fail(r, line, name, why, shown(s, sb)) : 0;
 }
 
@@ -467,7 +460,15 @@ int kv__read_csv(kv__reader *r)
 {
     record h = {0}, c = {0};
     row_ctx x = {.t = 0};
-    int rc = next_record(r, &h);
+    if (r->max_line > KV_TRACE_MAX_CSV_RECORD)
+        r->max_line = KV_TRACE_MAX_CSV_RECORD;
+    r->max_what = "a CSV record";
+    int rc = 0;
+    if (r->len > r->max_line) { /* the first line, read before the format was known */
+        rc = kv__too_long(r, r->lineno);
+        goto out;
+    }
+    rc = next_record(r, &h);
     if (rc <= 0) /* 0 cannot happen: trace.c saw a non-blank line */
         goto out;
     if (r->format == KV_TRACE_AUTO && (rc = detect(r, &h)) < 0)

@@ -35,11 +35,16 @@ typedef struct kv__reader {
 
     /* input */
     FILE *f;
-    char *buf; /* getline buffer: the current line, terminator stripped, NUL-ended */
-    size_t buf_cap;
-    size_t len;      /* bytes in buf */
-    uint64_t lineno; /* 1-based physical line number of buf; 0 before the first read */
-    bool pending;    /* buf holds a line that kv__next_line must hand out again */
+    char *in; /* read buffer: in[in_pos..in_len) not yet consumed */
+    size_t in_pos, in_len;
+    bool in_eof;          /* fread reached the end of the stream */
+    char *buf;            /* the current line, terminator stripped, NUL-ended */
+    size_t buf_cap;       /* bytes allocated for buf, ≤ max_line + 2 */
+    size_t len;           /* bytes in buf */
+    size_t max_line;      /* longest line (and CSV record) accepted, terminator excluded */
+    const char *max_what; /* "a JSON Lines row" / "a CSV record", for the message */
+    uint64_t lineno;      /* 1-based physical line number of buf; 0 before the first read */
+    bool pending;         /* buf holds a line that kv__next_line must hand out again */
 
     /* output */
     kv__arena *arena;
@@ -52,7 +57,9 @@ typedef struct kv__reader {
 
 /* The next physical line into r->buf / r->len (terminator "\n" or "\r\n" stripped, a
  * UTF-8 byte-order mark stripped from line 1).  1 = a line, 0 = end of file, or a negative
- * KV_E* with the diag set (read error). */
+ * KV_E* with the diag set: a read error, a NUL byte, a line longer than r->max_line (found
+ * once that many bytes are read: a longer line is never buffered), or no memory for the
+ * line (-KV_ENOMEM). */
 int kv__next_line(kv__reader *r);
 /* True if the line holds only spaces, tabs, CR, VT or FF: such lines are skipped. */
 bool kv__is_blank(const char *s, size_t n);
@@ -61,6 +68,10 @@ bool kv__limit_reached(const kv__reader *r);
 /* Append a zeroed spec for the data row that starts on physical line `line`; sets .row
  * and .line.  -KV_ERANGE if the row count would overflow 32 bits. */
 int kv__push(kv__reader *r, uint64_t line, kv_request_spec **out);
+
+/* -KV_EPARSE "path:line: <what> is longer than the limit of N bytes" for the line or
+ * record starting on `line`. */
+int kv__too_long(kv__reader *r, uint64_t line);
 
 /* "path:line: msg" (line 0: "path: msg") into the diag; returns err. */
 int kv__fail(kv__reader *r, int err, uint64_t line, const char *fmt, ...)

@@ -265,9 +265,13 @@ int kv__read_jsonl(kv__reader *r)
         uint64_t line = r->lineno;
         json_error_t e;
         json_t *o = json_loadb(r->buf, r->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
-        if (!o)
+        if (!o) {
+            if (e.column < 1 || !e.text[0]) /* jansson names no place (never seen) */
+                return kv__fail(r, -KV_EPARSE, line, "malformed JSON%s%s", e.text[0] ? ": " : "",
+                                e.text);
             return kv__fail(r, -KV_EPARSE, line, "malformed JSON at column %d: %s", e.column,
                             e.text);
+        }
         if (!json_is_object(o)) {
             char sb[SHOWN_MAX];
             rc = kv__fail(r, -KV_EPARSE, line, "row is not a JSON object, got %s", shown(o, sb));

@@ -588,6 +588,18 @@ ParameterizedTestParameters(model, parse_size_valid)
         {"0.3KiB", 307}, /* 307.2 B, rounded down */
         {"007MiB", 7ull << 20},
         {"8191PiB", 8191ull << 50},
+        /* The one number grammar (README "Numbers"): what every option accepts, sizes too. */
+        {".5GiB", 512ull << 20},
+        {"1.GiB", 1ull << 30},
+        {"1e9", 1000000000ull},
+        {"1.5e3MiB", 1500ull << 20},
+        {"2E-1KB", 200},
+        {"+1KiB", 1024},
+        {"1.00000000000000000000GiB", 1ull << 30}, /* trailing zeros are not precision */
+        {"0.000000000000000000001e21B", 1},        /* leading zeros neither */
+        {"9223372036854775807", 9223372036854775807ull},
+        {"1e-15PiB", 1}, /* 1.1259 bytes, rounded down */
+        {"10e-1B", 1},
     };
     return cr_make_param_array(size_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -616,12 +628,24 @@ ParameterizedTestParameters(model, parse_size_invalid)
         {"abc", -KV_EINVAL, "invalid size 'abc'"},
         {"", -KV_EINVAL, "invalid size ''"},
         {"GiB", -KV_EINVAL, "invalid size 'GiB'"},
-        {".5GiB", -KV_EINVAL, "invalid size '.5GiB'"},
+        {".GiB", -KV_EINVAL, "invalid size '.GiB'"},
         {"12XB", -KV_EINVAL, "unknown unit 'XB' in size '12XB'"},
         {"12gib", -KV_EINVAL, "unknown unit 'gib'"},
         {"12Gb", -KV_EINVAL, "unknown unit 'Gb'"},
-        {"1.GiB", -KV_EINVAL, "unknown unit '.GiB'"},
-        {"1e9", -KV_EINVAL, "unknown unit 'e9'"},
+        {"1..GiB", -KV_EINVAL, "unknown unit '.GiB'"},
+        {"1eGiB", -KV_EINVAL, "unknown unit 'eGiB'"},
+        {"0x10GiB", -KV_EINVAL, "unknown unit 'x10GiB'"},
+        {" 1GiB", -KV_EINVAL, "invalid size ' 1GiB'"},
+        {"1GiB ", -KV_EINVAL, "unknown unit 'GiB '"},
+        {"1  GiB", -KV_EINVAL, "unknown unit ' GiB'"},
+        {"infGiB", -KV_EINVAL, "invalid size 'infGiB'"},
+        {"1.000000000000000000001GiB", -KV_EINVAL, "more than 19 significant digits"},
+        {"-0.5GiB", -KV_ERANGE, "must not be negative"},
+        {"-1e999", -KV_ERANGE, "must not be negative"},
+        {"1e20", -KV_ERANGE, "too large"},
+        {"1e99999999999999999999KiB", -KV_ERANGE, "too large"},
+        {"9223372036854775808", -KV_ERANGE, "too large"},
+        {"1e-400GiB", -KV_ERANGE, "must be at least 1 byte"},
         {"24G", -KV_EINVAL, "ambiguous unit 'G' in size '24G' (use GiB"},
         {"24Gi", -KV_EINVAL, "ambiguous unit 'Gi'"},
         {"5k", -KV_EINVAL, "use KiB for powers of 1024 or KB"},
@@ -652,6 +676,8 @@ Test(model, parse_size_or_zero)
     cr_assert_eq(v, 0);
     cr_assert_eq(kv_parse_size_or_zero("2GiB", &v, &d), 0);
     cr_assert_eq(v, 2 * GIB);
+    cr_assert_eq(kv_parse_size_or_zero("-0", &v, &d), 0, "-0 is 0 (README \"Numbers\")");
+    cr_assert_eq(v, 0);
     cr_assert_eq(kv_parse_size_or_zero("-1", &v, &d), -KV_ERANGE);
     cr_assert_eq(kv_parse_size_or_zero("x", &v, &d), -KV_EINVAL);
 }
@@ -824,7 +850,7 @@ Test(model, hf_no_mlp_means_unknown_weights)
 typedef struct bad_config_case {
     char rel[48];
     int err;
-    char msg[96];
+    char msg[112];
 } bad_config_case;
 
 ParameterizedTestParameters(model, hf_errors)
@@ -846,6 +872,19 @@ ParameterizedTestParameters(model, hf_errors)
         {"tests/data/hf/missing.json", -KV_ENOENT, "cannot open '",
          /* then the path, ": No such file or directory" */},
         {"tests/data/hf", -KV_EIO, "data/hf': Is a directory"},
+        /* geometry and parameter counts that cannot be (issue 12) */
+        {"tests/data/hf/kv-heads-above.json", -KV_EPARSE,
+         "kv-heads-above.json: 'num_key_value_heads' is 64, more than 'num_attention_heads' 32"},
+        {"tests/data/hf/kv-heads-indivisible.json", -KV_EPARSE,
+         "'num_key_value_heads' 6 does not divide 'num_attention_heads' 32"},
+        {"tests/data/hf/text-config-kv-heads.json", -KV_EPARSE,
+         "'text_config.num_key_value_heads' 3 does not divide 'text_config.num_attention"},
+        {"tests/data/hf/duplicate-key.json", -KV_EPARSE,
+         "duplicate-key.json:7:23: duplicate key 'num_key_value_heads'"},
+        {"tests/data/hf/moe-topk-above-experts.json", -KV_EPARSE,
+         "'num_experts_per_tok' is 9, more than the 8 experts of 'num_local_experts'"},
+        {"tests/data/hf/params-wrap.json", -KV_ERANGE,
+         "params-wrap.json: the parameter count from 'vocab_size', 'hidden_size', the MLP"},
     };
     return cr_make_param_array(bad_config_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -858,6 +897,94 @@ ParameterizedTest(bad_config_case *c, model, hf_errors)
     cr_assert(strstr(d.msg, c->msg), "%s gave '%s'", c->rel, d.msg);
     cr_assert(strstr(d.msg, src_path(c->rel)) || strstr(d.msg, c->rel),
               "the message names the file: %s", d.msg);
+}
+
+Test(model, hf_moe_top_k_equal_to_experts_is_dense_in_effect)
+{
+    kv_model m;
+    kv_diag d;
+    cr_assert_eq(load("tests/data/hf/moe-topk-equal.json", &m, &d), 0, "%s", d.msg);
+    cr_assert_eq(m.num_params, m.active_params, "every expert is active");
+    /* by the formula at the top of hfconfig.c */
+    uint64_t h = 2048, H = 32, kv = 4, dd = 64, Ie = 768, E = 4, V = 1000, L = 2;
+    uint64_t layer = 2 * h * H * dd + 2 * h * kv * dd + E * 3 * h * Ie + h * E + 2 * h;
+    cr_assert_eq(m.num_params, 2 * V * h + L * layer + h);
+}
+
+Test(model, hf_params_near_the_limit_do_not_wrap)
+{
+    /* The largest fields a config may hold (32-bit) with a parameter count that still fits:
+     * the check is exact, not a cap on each field. */
+    char *dir = make_temp_dir();
+    char *p = write_file(dir, "config.json",
+                         "{\"hidden_size\": 65536, \"num_attention_heads\": 1, "
+                         "\"num_hidden_layers\": 1, \"vocab_size\": 4294967295, "
+                         "\"intermediate_size\": 1, \"tie_word_embeddings\": true}");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_config(p, &m, &d), 0, "%s", d.msg);
+    uint64_t h = 65536, V = 4294967295u;
+    cr_assert_eq(m.num_params, V * h + (4 * h * h + 3 * h + 2 * h) + h);
+    free(p);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(model, hf_stream_and_size_limit)
+{
+    static const char cfg[] = "{\"hidden_size\": 4096, \"num_attention_heads\": 32, "
+                              "\"num_hidden_layers\": 32}";
+    FILE *f = fmemopen((void *)cfg, sizeof cfg - 1, "rb");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_stream(f, "x/Foo/config.json", &m, &d), 0, "%s", d.msg);
+    fclose(f);
+    cr_assert_str_eq(m.name, "Foo");
+    /* 16 MiB of blanks before the object: bounded whatever the file is (a pipe too). */
+    size_t n = KV_HF_CONFIG_MAX + 1;
+    char *big = malloc(n + sizeof cfg);
+    memset(big, ' ', n);
+    memcpy(big + n, cfg, sizeof cfg);
+    f = fmemopen(big, n + sizeof cfg - 1, "rb");
+    cr_assert_eq(kv_model_from_hf_stream(f, "big.json", &m, &d), -KV_EPARSE);
+    fclose(f);
+    free(big);
+    cr_assert_str_eq(d.msg, "big.json: larger than 16 MiB (a config.json is a few KB)");
+}
+
+/* Found by fuzz_hfconfig: an ill-typed value was quoted cut at 40 bytes with no mark, so a
+ * long object read as if the message ended inside it. */
+Test(model, hf_long_ill_typed_value_is_shown_shortened)
+{
+    char *dir = make_temp_dir();
+    char *p = write_file(dir, "config.json",
+                         "{\"num_hidden_layers\": {\"hidden_size\": 96, "
+                         "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                         "\"head_dim\": 24}, \"num_attention_heads\": 4, \"hidden_size\": 96}");
+    kv_model m;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_model_from_hf_config(p, &m, &d), -KV_EPARSE);
+    cr_assert(strstr(d.msg, "config.json: 'num_hidden_layers' must be a positive integer, not "
+                            "{\"hidden_size\":96,\"num_attention_heads\":4,"),
+              "%s", d.msg);
+    size_t n = strlen(d.msg);
+    cr_assert(n > 3 && strcmp(d.msg + n - 3, "...") == 0, "shortened visibly: %s", d.msg);
+    free(p);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(model, hf_validation_errors_exit_1_with_one_line)
+{
+    run_result r =
+        run_kvsim("estimate", "--model", src_path("tests/data/hf/kv-heads-above.json"), NULL);
+    assert_error_line(
+        &r, 1, "kvsim: error: ", "'num_key_value_heads' is 64, more than 'num_attention_heads' 32");
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--model",
+                  src_path("tests/data/hf/duplicate-key.json"), NULL);
+    assert_error_line(&r, 1, "kvsim: error: ", "duplicate key 'num_key_value_heads'");
+    run_result_free(&r);
 }
 
 Test(model, hf_missing_file_says_why)

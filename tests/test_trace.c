@@ -893,6 +893,153 @@ Test(trace_err, nul_byte)
     free(dir);
 }
 
+Test(trace_err, nul_byte_after_bom_counts_columns_as_shown)
+{
+    static const char text[] = "\xEF\xBB\xBF{\"a\0";
+    kv_trace *t = (kv_trace *)&t;
+    kv_diag d = {{0}};
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "rb");
+    cr_assert(f);
+    cr_assert_eq(kv_trace_load_stream(&t, f, "b.jsonl", NULL, &d), -KV_EPARSE);
+    fclose(f);
+    cr_assert_null(t);
+    cr_assert_str_eq(d.msg, "b.jsonl:1: NUL byte at column 4", "the byte-order mark is no column");
+}
+
+Test(trace_err, nul_stream_fails_without_reading_on)
+{
+    /* /dev/zero never ends: the NUL is an error as soon as it is read. */
+    kv_trace *t = NULL;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_trace_load(&t, "/dev/zero", NULL, &d), -KV_EPARSE);
+    cr_assert_str_eq(d.msg, "/dev/zero:1: NUL byte at column 1");
+}
+
+/* ---- line and record limits (README "Limits") ---------------------------------------- */
+
+Test(trace_limits, defaults_derive_from_the_longest_prompt)
+{
+    cr_assert_eq(KV_TRACE_MAX_JSON_LINE, (size_t)16 * KV_TRACE_MAX_LEN);
+    cr_assert_eq(KV_TRACE_MAX_JSON_LINE, (size_t)256 << 20);
+    cr_assert_eq(KV_TRACE_MAX_CSV_RECORD, (size_t)1 << 20);
+    /* a full tokens array of the largest ids, with ", ", fits with room to spare */
+    cr_assert_lt((size_t)KV_TRACE_MAX_LEN * sizeof "4294967295, ", KV_TRACE_MAX_JSON_LINE);
+}
+
+Test(trace_limits, jsonl_line_at_and_over_the_limit)
+{
+    /* 64-byte limit: line 1 is exactly 64 bytes (+ CRLF), line 2 is 65. */
+    static const char row64[] =
+        "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, \"id\": \"abcdef\"}";
+    cr_assert_eq(strlen(row64), 64);
+    kv_trace_options o = {.max_line = 64};
+    char text[1200];
+    snprintf(text, sizeof text, "%s\r\n%s\n", row64, row64);
+    kv_trace *t = text_ok("l.jsonl", text, &o);
+    cr_assert_eq(t->n, 2);
+    kv_trace_free(t);
+    snprintf(text, sizeof text, "%s\n%.*sX\"}\n", row64, 62, row64);
+    expect_text_err("l.jsonl", text, &o, -KV_EPARSE,
+                    "l.jsonl:2: a JSON Lines row is longer than the limit of 64 bytes");
+    /* a last line without newline is bounded the same way */
+    snprintf(text, sizeof text, "%s\n%.*sX\"}", row64, 62, row64);
+    expect_text_err("l.jsonl", text, &o, -KV_EPARSE,
+                    "l.jsonl:2: a JSON Lines row is longer than the limit of 64 bytes");
+    /* the limit counts the line as written, blanks included */
+    o.max_line = 1024;
+    snprintf(text, sizeof text, "\n\n%s%*s\n", row64, 961, "");
+    expect_text_err("l.jsonl", text, &o, -KV_EPARSE,
+                    "l.jsonl:3: a JSON Lines row is longer than the limit of 1024 bytes (1 KiB)");
+}
+
+Test(trace_limits, csv_record_limit_covers_quoted_line_breaks)
+{
+    kv_trace_options o = {.max_line = 40};
+    /* line 3 starts a record whose quoted id spans lines 3..5: 14 + 1 + 20 + 1 + 10 bytes */
+    const char *text = "arrival,prompt_len,output_len,id\n"
+                       "0,1,1,a\n"
+                       "1,1,1,\"first\n"
+                       "xxxxxxxxxxxxxxxxxxxx\n"
+                       "xxxxxxxx\"\n";
+    expect_text_err("q.csv", text, &o, -KV_EPARSE,
+                    "q.csv:3: a CSV record is longer than the limit of 40 bytes");
+    o.max_line = 64;
+    kv_trace *t = text_ok("q.csv", text, &o);
+    cr_assert_str_eq(by_row(t, 1)->id, "first\nxxxxxxxxxxxxxxxxxxxx\nxxxxxxxx");
+    kv_trace_free(t);
+}
+
+Test(trace_limits, csv_header_read_before_detection)
+{
+    /* Auto-detection reads line 1 under the JSON Lines limit; the CSV reader then holds the
+     * header to the CSV limit too. */
+    size_t n = KV_TRACE_MAX_CSV_RECORD + 1;
+    char *text = malloc(n + 64);
+    strcpy(text, "arrival,prompt_len,output_len,");
+    size_t k = strlen(text);
+    memset(text + k, 'x', n - k);
+    strcpy(text + n, "\n0,1,1,x\n");
+    expect_text_err("h.csv", text, NULL, -KV_EPARSE,
+                    "h.csv:1: a CSV record is longer than the limit of 1048576 bytes (1 MiB)");
+    /* at the limit it is a header like any other */
+    text[n - 1] = '\n';
+    text[n] = '\0';
+    strcat(text, "0,1,1,x\n");
+    kv_trace *t = text_ok("h.csv", text, NULL);
+    cr_assert_eq(t->n, 1);
+    kv_trace_free(t);
+    free(text);
+}
+
+Test(trace_limits, forced_csv_uses_the_csv_limit_from_line_one)
+{
+    kv_trace_options o = {.format = KV_TRACE_KVSIM_CSV};
+    size_t n = KV_TRACE_MAX_CSV_RECORD + 10;
+    char *text = malloc(n + 2);
+    memset(text, 'a', n);
+    strcpy(text + n, "\n");
+    expect_text_err("f.csv", text, &o, -KV_EPARSE,
+                    "f.csv:1: a CSV record is longer than the limit of 1048576 bytes (1 MiB)");
+    free(text);
+}
+
+/* ---- the stream entry point ---------------------------------------------------------- */
+
+Test(trace_stream, reads_like_a_file_and_names_the_stream)
+{
+    static const char text[] = "arrival,prompt_len,output_len\n1,5,2\n0,3,1\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "rb");
+    cr_assert(f);
+    kv_trace *t = NULL;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_trace_load_stream(&t, f, "<pipe>", NULL, &d), 0, "%s", d.msg);
+    fclose(f);
+    check_trace(t);
+    cr_assert_str_eq(t->path, "<pipe>");
+    cr_assert_eq(t->n, 2);
+    cr_assert_eq(t->reqs[0].prompt_len, 3, "ordered by arrival");
+    kv_trace_free(t);
+
+    static const char bad[] = "{\"arrival\": 0, \"prompt_len\": 0, \"output_len\": 1}\n";
+    f = fmemopen((void *)bad, sizeof bad - 1, "rb");
+    t = (kv_trace *)&t;
+    cr_assert_eq(kv_trace_load_stream(&t, f, "<pipe>", NULL, &d), -KV_ERANGE);
+    fclose(f);
+    cr_assert_null(t);
+    cr_assert_str_eq(d.msg, "<pipe>:1: 'prompt_len' must be a positive integer, got 0");
+}
+
+Test(trace_stream, options_are_checked_first)
+{
+    FILE *f = fmemopen((void *)"x", 1, "rb");
+    kv_trace_options o = {.time_scale = -1};
+    kv_trace *t = NULL;
+    kv_diag d = {{0}};
+    cr_assert_eq(kv_trace_load_stream(&t, f, "s", &o, &d), -KV_EINVAL);
+    fclose(f);
+    cr_assert_str_eq(d.msg, "time scale must be a positive finite number, got -1");
+}
+
 /* Smaller variants of the same paths, inline. */
 Test(trace_err, variants)
 {
@@ -988,6 +1135,14 @@ Test(trace_err, variants)
          "v.csv:2: 'arrival' must not be negative, got '-0.5'"},
         {"v.csv", "arrival,prompt_len,output_len\n1e999,1,1\n", -KV_ERANGE,
          "v.csv:2: 'arrival' is too large for 64-bit nanoseconds, got '1e999'"},
+        {"v.csv", "arrival,prompt_len,output_len\n-1e999,1,1\n", -KV_ERANGE,
+         "v.csv:2: 'arrival' must not be negative, got '-1e999'"},
+        {"v.csv", "arrival,prompt_len,output_len\n-inf,1,1\n", -KV_ERANGE,
+         "v.csv:2: 'arrival' must be a finite number, got '-inf'"},
+        {"v.csv", "arrival,prompt_len,output_len\n1e,1,1\n", -KV_EPARSE,
+         "v.csv:2: 'arrival' must be a number of seconds, got '1e'"},
+        {"v.csv", "arrival,prompt_len,output_len\n.,1,1\n", -KV_EPARSE,
+         "v.csv:2: 'arrival' must be a number of seconds, got '.'"},
         {"v.csv", "arrival,prompt_len,output_len,priority\n0,1,1,1.5\n", -KV_EPARSE,
          "v.csv:2: 'priority' must be an integer, got '1.5'"},
         {"v.csv", "arrival,prompt_len,output_len,priority\n0,1,1,-2147483649\n", -KV_ERANGE,
@@ -1058,6 +1213,12 @@ Test(trace_err, accepted_edges)
     cr_assert_eq(by_row(t, 0)->priority, INT32_MIN);
     cr_assert_eq(by_row(t, 1)->arrival_ns, 500000000);
     cr_assert_eq(by_row(t, 1)->priority, INT32_MAX);
+    kv_trace_free(t);
+    /* the one number grammar (README "Numbers"): 5., 1e3 and -0 are seconds too */
+    t = text_ok("e.csv", "arrival,prompt_len,output_len\n5.,1,1\n1e-3,1,1\n-0,1,1\n", NULL);
+    cr_assert_eq(by_row(t, 0)->arrival_ns, 5000000000);
+    cr_assert_eq(by_row(t, 1)->arrival_ns, 1000000);
+    cr_assert_eq(by_row(t, 2)->arrival_ns, 0);
     kv_trace_free(t);
 }
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kvsim/error.h"
 
@@ -101,9 +102,15 @@ int kv_gpu_preset(const char *name, kv_gpu *out, kv_diag *diag);
 const char *kv_model_preset_names(void);
 const char *kv_gpu_preset_names(void);
 
-/* Read a Hugging Face config.json.  Errors name the file (and line for JSON syntax):
- * -KV_ENOENT cannot open, -KV_EPARSE malformed or missing a required field. */
+/* Read a Hugging Face config.json.  Errors name the file and the field (and line for JSON
+ * syntax): -KV_ENOENT cannot open, -KV_EIO cannot read, -KV_EPARSE malformed (duplicate
+ * keys included), larger than KV_HF_CONFIG_MAX, missing or ill-typed field, inconsistent
+ * geometry (KV heads above or not dividing attention heads, an MoE top-k above the
+ * expert count), -KV_ERANGE a parameter count that does not fit 64 bits. */
 int kv_model_from_hf_config(const char *path, kv_model *out, kv_diag *diag);
+/* The same from an open stream (not closed); `path` names the model and the messages. */
+int kv_model_from_hf_stream(FILE *f, const char *path, kv_model *out, kv_diag *diag);
+#define KV_HF_CONFIG_MAX ((size_t)16 << 20) /* bytes; real config.json files are < 100 KB */
 
 /* c = 2 · L · H_kv · d · (s + S/G), whole model, bytes per token. */
 double kv_model_bytes_per_token(const kv_model *m);

@@ -12,11 +12,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kvsim/error.h"
 
 /* Longest prompt or output a row may state; longer is "absurd" and an error. */
 #define KV_TRACE_MAX_LEN 16777216u
+
+/* Longest line of a JSON Lines trace, in bytes, its terminator excluded: 16 bytes per token
+ * of the longest prompt (256 MiB), room for a full `tokens` array of ten-digit ids written
+ * with ", " and the row's other fields.  A longer line is an error found after reading
+ * that many bytes, never buffered whole, and never handed to the JSON parser. */
+#define KV_TRACE_MAX_JSON_LINE ((size_t)16 * KV_TRACE_MAX_LEN)
+/* Longest record of a CSV trace (a quoted field's line breaks included): 1 MiB.  CSV rows
+ * carry no arrays; real ones are under 200 bytes. */
+#define KV_TRACE_MAX_CSV_RECORD ((size_t)1 << 20)
 
 typedef enum kv_trace_format {
     KV_TRACE_AUTO = 0,
@@ -69,6 +79,8 @@ typedef struct kv_trace_options {
     double rate;               /* requests/s for length-stats files (required there,
                                   ignored by formats that carry times) */
     uint64_t seed;             /* for length-stats Poisson arrivals */
+    size_t max_line;           /* bytes per line (JSONL) or record (CSV); 0 = the format's
+                                  limit above.  A smaller value lowers both: for tests */
 } kv_trace_options;
 
 typedef struct kv_trace {
@@ -82,10 +94,16 @@ typedef struct kv_trace {
 
 /* Load a trace.  0, or a negative KV_E* with the diag naming file and line:
  * -KV_ENOENT / -KV_EIO (cannot open or read), -KV_EPARSE (malformed, missing or ill-typed
- * data, undetectable format, empty trace), -KV_ERANGE (a value out of range: length, time,
- * token or hash id, priority), -KV_EINVAL (bad options: time_scale, rate).  opt may be
+ * data, undetectable format, empty trace, a line or record over the limit), -KV_ERANGE (a
+ * value out of range: length, time, token or hash id, priority), -KV_EINVAL (bad options:
+ * time_scale, rate), -KV_ENOMEM (a line too long for the memory left; other allocations go
+ * to the out-of-memory handler, include/kvsim/mem.h).  opt may be
  * NULL (all defaults).  Never leaves *out half-built: on error *out is NULL. */
 int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt, kv_diag *diag);
+/* The same from an open stream (a pipe, an fmemopen buffer), read to the end or to the first
+ * error and not closed; `name` stands for the file in messages and in kv_trace.path. */
+int kv_trace_load_stream(kv_trace **out, FILE *f, const char *name, const kv_trace_options *opt,
+                         kv_diag *diag);
 void kv_trace_free(kv_trace *t); /* NULL ok */
 
 #endif

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/mem.h"
+#include "kvsim/text.h"
+
 int cli_error(int code, const char *fmt, ...)
 {
     /* One line, whatever the message quotes: control characters a user's file put into a
@@ -88,13 +91,18 @@ int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, 
 
 int cli_parse_double(const char *opt, const char *arg, double min, double max, double *out)
 {
-    errno = 0;
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end != '\0' || !isfinite(v))
-        return cli_error(CLI_USAGE, "--%s: '%s' is not a number", opt, arg);
+    /* The one number grammar (kvsim/text.h): no blanks, hex floats or inf/nan words. */
+    char sb[KV_SHOWN_MAX];
+    const char *shown = kv_shown(arg, sb);
+    double v;
+    int rc = kv_parse_number(arg, strlen(arg), &v);
+    if (rc == -KV_ERANGE)
+        return cli_error(CLI_USAGE, "--%s: '%s' is out of range (must be between %g and %g)", opt,
+                         shown, min, max);
+    if (rc != 0)
+        return cli_error(CLI_USAGE, "--%s: '%s' is not a number", opt, shown);
     if (v < min || v > max)
-        return cli_error(CLI_USAGE, "--%s: '%s' must be between %g and %g", opt, arg, min, max);
+        return cli_error(CLI_USAGE, "--%s: '%s' must be between %g and %g", opt, shown, min, max);
     *out = v;
     return 0;
 }

@@ -1,7 +1,7 @@
 /* main: dispatch.  The commands are cli_commands (command.c), each a cli_cmd in
  * src/cli/cmd_<name>.c; that one table is both what `kvsim NAME` looks up and what
  * `kvsim --help` lists, so the two cannot disagree.  Only this file ends the process (by
- * returning from main, or from the signal handler below).
+ * returning from main, or from the signal and out-of-memory handlers below).
  *
  * Two process-wide duties live here, because they are about the process, not a command:
  *   - standard output is checked once more when the command is done, so every command,
@@ -13,12 +13,14 @@
  *     every temporary file and directory (afile's table) and saying so in one line.
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "kvsim/afile.h"
+#include "kvsim/mem.h"
 #include "kvsim/proc.h"
 
 /* Removes the temporary output files of this process (also for the out-of-memory
@@ -26,6 +28,26 @@
 static void cli_cleanup_temp_files(void)
 {
     kv_afile_remove_temps();
+}
+
+/* Out of memory is a runtime error like any other: one line, exit 1, no leftovers.  The
+ * message is formatted on the stack and written with write(2), since the heap is gone;
+ * _exit skips atexit handlers and stdio flushing, which could allocate, and drops any
+ * half-written stdout, which would be a truncated result. */
+static void on_out_of_memory(size_t bytes)
+{
+    cli_cleanup_temp_files();
+    char msg[128];
+    int n = bytes == SIZE_MAX
+                ? snprintf(msg, sizeof msg,
+                           "kvsim: error: out of memory (a request larger than memory)\n")
+                : snprintf(msg, sizeof msg,
+                           "kvsim: error: out of memory (could not allocate %zu bytes)\n", bytes);
+    if (n > 0) {
+        ssize_t w = write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)w;
+    }
+    _exit(CLI_RUNTIME);
 }
 
 static volatile sig_atomic_t stderr_is_tty;
@@ -80,6 +102,8 @@ static int check_stdout(int rc)
 static int dispatch(int argc, char **argv)
 {
     cli_set_command_line(argc, argv);
+    kv_mem_set_oom_handler(on_out_of_memory);
+    kv_mem_route_json();
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_USAGE;
