@@ -12,6 +12,8 @@
  *             blocks, then hash and index every block that is now full up to
  *             min(computed + hit_tokens + new, num_tokens) tokens: at schedule time, so
  *             a later request in the same step can hit them; decode blocks included.
+ *   commit    hash and index the blocks full up to a token count (the allocate's last
+ *             stage alone; async scheduling calls it when sampled tokens arrive).
  *   free      the table tail first (R7); the chain survives for a preempted request.
  *
  * Invariants per seq: table[0..num_cached) are hashed with the seq's own chain digests
@@ -194,20 +196,23 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
     for (uint32_t i = 0; i < n_new; i++)
         table_push(c, s, kv_pool_pop(c->pool));
 
-    if (c->caching) {
-        uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
-        if (upto > num_tokens)
-            upto = num_tokens;
-        uint32_t full = (uint32_t)(upto / c->block_size);
-        assert(full <= s->len);
-        if (full > s->num_cached) {
-            ensure_hashes(c->hasher, s, full);
-            for (uint32_t j = s->num_cached; j < full; j++)
-                kv_pool_cache(c->pool, s->table[j], &s->hashes[j]);
-            s->num_cached = full;
-        }
-    }
+    uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
+    kv_cache_commit(c, s, upto < num_tokens ? (uint32_t)upto : num_tokens);
     return true;
+}
+
+void kv_cache_commit(kv_cache *c, kv_seq *s, uint32_t num_tokens)
+{
+    if (!c->caching)
+        return;
+    uint32_t full = num_tokens / c->block_size;
+    assert(full <= s->len);
+    if (full <= s->num_cached)
+        return;
+    ensure_hashes(c->hasher, s, full);
+    for (uint32_t j = s->num_cached; j < full; j++)
+        kv_pool_cache(c->pool, s->table[j], &s->hashes[j]);
+    s->num_cached = full;
 }
 
 void kv_cache_free(kv_cache *c, kv_seq *s)

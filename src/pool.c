@@ -11,7 +11,8 @@
  *   R6  touch unlinks a refcount-0 block from the queue, then refcount += 1;
  *   R7  free walks the given order (a table tail first); blocks reaching 0 are queued:
  *       split order prepends unhashed and appends hashed blocks, each group keeping the
- *       given order; append order appends all; with caching off all are prepended.
+ *       given order; append order appends all.  With caching off no block has a hash,
+ *       so split prepends every freed block and append appends every one (§6.6).
  *
  * Layout.  One array of N + 1 `block` structs, never moved: slot N is the sentinel of the
  * circular, doubly linked free queue (intrusive: prev/next are indices, unlink is O(1)).
@@ -287,7 +288,7 @@ void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
         assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n && B[b].ref > 0);
         if (--B[b].ref > 0)
             continue;
-        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && !B[b].hashed);
+        bool prepend = p->order == KV_FREE_SPLIT && !B[b].hashed;
         if (prepend) {
             link_after(p, cursor, b);
             cursor = b;

@@ -106,6 +106,10 @@ static void col_hit_tokens(kv_buf *b, const kv_req *r)
 {
     kv_buf_u64(b, r->hit_tokens);
 }
+static void col_num_cached_tokens(kv_buf *b, const kv_req *r)
+{
+    kv_buf_u64(b, r->num_cached_tokens);
+}
 static void col_preemptions(kv_buf *b, const kv_req *r)
 {
     kv_buf_u64(b, r->preemptions);
@@ -140,6 +144,7 @@ static const struct {
     {"prompt_len", col_prompt_len},
     {"output_len", col_output_len},
     {"hit_tokens", col_hit_tokens},
+    {"num_cached_tokens", col_num_cached_tokens},
     {"preemptions", col_preemptions},
     {"ttft_s", col_ttft},
     {"tpot_s", col_tpot},

@@ -83,15 +83,15 @@ Test(cli_run, golden_tiny_shared)
     /* sys-a: prefill in step 1 (ends 0.01 s), 7 decode steps → finishes at 0.08 s. */
     size_t n;
     char *rq = read_file(path_in(out, "requests.csv"), &n);
-    cr_assert(strstr(rq, "\nsys-a,0.000000000,0.000000000,0.010000000,0.080000000,40,8,0,0,"
+    cr_assert(strstr(rq, "\nsys-a,0.000000000,0.000000000,0.010000000,0.080000000,40,8,0,0,0,"
                          "0.010000000,0.010000000,0.080000000,finished\n"),
               "%s", rq);
     cr_assert(strstr(rq, "\nsys-b,0.000000000,0.000000000,0.010000000,"));
-    cr_assert(strstr(rq, ",52,16,32,0,"), "sys-b hit 32 tokens");
+    cr_assert(strstr(rq, ",52,16,32,32,0,"), "sys-b hit 32 tokens (num_cached_tokens too)");
     cr_assert(strstr(rq, "\nexact-prefix,2.000000000,"));
-    cr_assert(strstr(rq, ",32,1,16,0,"), "exact-prefix: the whole last block recomputes");
+    cr_assert(strstr(rq, ",32,1,16,16,0,"), "exact-prefix: the whole last block recomputes");
     cr_assert(strstr(rq, "\nlora,0.500000000,"));
-    cr_assert(strstr(rq, ",40,8,0,0,"));
+    cr_assert(strstr(rq, ",40,8,0,0,0,"));
     cr_assert(strstr(rq, "\n9,3.000000000,"), "an integer id is printed as its number");
 
     /* The whole summary against the stored golden file (config.trace differs by path). */
@@ -132,12 +132,13 @@ Test(cli_run, requests_csv_row_index_when_no_id)
     char *rq = read_file(path_in(out, "requests.csv"), NULL);
     /* Trace order: by arrival, ties in file order; blank lines are not rows. */
     const char *want = "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
-                       "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n"
-                       "x,0.250000000,0.250000000,0.750000000,0.750000000,4,1,0,0,0.500000000,,"
+                       "output_len,hit_tokens,num_cached_tokens,preemptions,ttft_s,tpot_s,e2e_s,"
+                       "status\n"
+                       "x,0.250000000,0.250000000,0.750000000,0.750000000,4,1,0,0,0,0.500000000,,"
                        "0.500000000,finished\n"
-                       "0,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0.750000000,"
+                       "0,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0,0.750000000,"
                        "0.500000000,1.250000000,finished\n"
-                       "2,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0.750000000,"
+                       "2,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0,0.750000000,"
                        "0.500000000,1.250000000,finished\n";
     cr_assert_str_eq(rq, want);
     free(rq), free(out), free(t);

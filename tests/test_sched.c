@@ -297,7 +297,7 @@ Test(sched, s6_2_head_of_line_blocking)
     cr_assert_eq(res.stats.sched.deferrals, 0, "a full pool is not a watermark deferral");
 }
 
-/* ---- §6.2 watermark: defer vs reject ------------------------------------------------ */
+/* ---- §6.2 watermark (the v0 rule): defer vs reject ---------------------------------- */
 
 Test(sched, s6_2_watermark_defer_then_admit)
 {
@@ -307,6 +307,7 @@ Test(sched, s6_2_watermark_defer_then_admit)
     make_trace(r, 2);
     kv_engine_config c = base_config(11, 4);
     c.sched.watermark = 0.1;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.stats.watermark_blocks, 1);
     /* R: 29-token prompt → 8 blocks at step 1; steps 2, 3 decode (slots 30, 31 fit).
@@ -326,6 +327,7 @@ Test(sched, s6_2_watermark_reject_never_admittable)
     make_trace(r, 2);
     kv_engine_config c = base_config(11, 4);
     c.sched.watermark = 0.1;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.reqs[0].status, KV_REQ_REJECTED);
     cr_assert_eq(res.reqs[0].reject, KV_REJECT_WATERMARK);
@@ -356,21 +358,27 @@ Test(sched, s6_2_admit_full_prompt_vs_chunk_gate)
 
 Test(sched, s6_2_watermark_blocks_floor_of_ieee_product)
 {
-    /* W = floor(watermark · (N−1)) in doubles: 0.29 · 100 = 28.999999999999996 → 28. */
+    /* v0: W = floor(watermark · (N−1)) in doubles: 0.29 · 100 = 28.999999999999996 → 28.
+     * vllm (§6.6): W = int(watermark · N), kv_cache_manager.py@bf292b5f:163, the null block
+     * counted: 0.29 · 101 = 29.29 → 29, 0.01 · 100 = 1, 0.29 · 100 → 28 as in Python. */
     struct {
         double wm;
-        uint32_t n, want;
-    } cases[] = {{0.29, 101, 28}, {0.01, 101, 1}, {0.0, 101, 0},
-                 {0.3, 11, 3},    {0.7, 11, 7},   {0.01, 100, 0}};
+        uint32_t n, want_v0, want_vllm;
+    } cases[] = {{0.29, 101, 28, 29}, {0.01, 101, 1, 1}, {0.0, 101, 0, 0},   {0.3, 11, 3, 3},
+                 {0.7, 11, 7, 7},     {0.01, 100, 0, 1}, {0.29, 100, 28, 28}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        treq r[] = {{0, 1, 1, 0}};
-        make_trace(r, 1);
-        kv_engine_config c = base_config(cases[i].n, 4);
-        c.sched.watermark = cases[i].wm;
-        run(&c);
-        cr_assert_eq(res.stats.watermark_blocks, cases[i].want, "watermark %g, N %u", cases[i].wm,
-                     cases[i].n);
-        teardown();
+        for (int rule = 0; rule < 2; rule++) {
+            treq r[] = {{0, 1, 1, 0}};
+            make_trace(r, 1);
+            kv_engine_config c = base_config(cases[i].n, 4);
+            c.sched.watermark = cases[i].wm;
+            c.sched.watermark_rule = rule ? KV_WATERMARK_V0 : KV_WATERMARK_VLLM;
+            run(&c);
+            uint32_t want = rule ? cases[i].want_v0 : cases[i].want_vllm;
+            cr_assert_eq(res.stats.watermark_blocks, want, "watermark %g, N %u, rule %s",
+                         cases[i].wm, cases[i].n, kv_watermark_rule_name(c.sched.watermark_rule));
+            teardown();
+        }
     }
 }
 
@@ -400,6 +408,7 @@ Test(sched, s6_2_unchunked_budget_stops_head_not_a_deferral)
     c.sched.chunked_prefill = false;
     c.sched.max_batched_tokens = 8;
     c.sched.watermark = 0.5;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.reqs[2].reject, KV_REJECT_BATCH, "9 known tokens > budget 8");
     /* Steps 2 and 3: R decodes (1 token), X needs 8 > 7; step 4: R finished → X runs. */

@@ -34,9 +34,9 @@ typedef struct kv_sim_options {
     const char *time_model; /* kv_timing_parse's spec; default "roofline" */
 } kv_sim_options;
 
-/* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
- * full-prompt admission gate, FCFS preemption, prefix caching, split free order, the
- * roofline time model, seed 1. */
+/* DESIGN's defaults: watermark 0.01 under the vllm rule, max_seqs 256, 8192 batched
+ * tokens, chunked prefill, full-prompt admission gate, FCFS policy and preemption, sync
+ * scheduling, prefix caching, split free order, the roofline time model, seed 1. */
 void kv_sim_options_init(kv_sim_options *o);
 
 /* The engine config of a replay (observers unset, invariants per the build option).

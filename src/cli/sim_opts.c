@@ -30,6 +30,10 @@ enum {
     OPT_FREE_ORDER,
     OPT_PREEMPT,
     OPT_TIME_MODEL,
+    OPT_WATERMARK_RULE,
+    OPT_POLICY,
+    OPT_ASYNC,
+    OPT_NO_ASYNC,
     OPT_SIM_LAST,
 };
 
@@ -53,6 +57,10 @@ const cli_opt cli_sim_options[] = {
     {"free-order", 0, true, OPT_FREE_ORDER},
     {"preempt", 0, true, OPT_PREEMPT},
     {"time-model", 0, true, OPT_TIME_MODEL},
+    {"watermark-rule", 0, true, OPT_WATERMARK_RULE},
+    {"policy", 0, true, OPT_POLICY},
+    {"async-scheduling", 0, false, OPT_ASYNC},
+    {"no-async-scheduling", 0, false, OPT_NO_ASYNC},
     {NULL, 0, false, 0},
 };
 
@@ -66,8 +74,10 @@ const char cli_sim_opts_help[] =
     "  --shared-prefix N        content-less prompts all begin with the same N tokens\n"
     "  --seed N                 random seed (default 1)\n"
     "scheduler and pool:\n"
-    "  --watermark F            fraction of usable blocks kept free at admission\n"
-    "                           (default 0.01; 0 = current vLLM v1)\n"
+    "  --watermark F            fraction of blocks kept free at admission\n"
+    "                           (default 0.01; vLLM's own default is 0)\n"
+    "  --watermark-rule R       vllm (default: W = floor(F * N), only while a request\n"
+    "                           runs) or v0 (floor(F * (N-1)), always, with rejections)\n"
     "  --max-seqs N             running requests cap (default 256)\n"
     "  --max-batched-tokens N   token budget per step (default 8192)\n"
     "  --no-chunked-prefill     never split a prompt across steps (default: chunked;\n"
@@ -78,6 +88,11 @@ const char cli_sim_opts_help[] =
     "                           (default); --no-admit-full-prompt: for this step's chunk\n"
     "  --free-order O           split (default, vLLM >= #42656) or append (older vLLM)\n"
     "  --preempt P              fcfs (default: last running) or priority\n"
+    "  --policy P               fcfs (default) or priority: the waiting queue by\n"
+    "                           (priority, arrival), priority victims (vLLM's policy)\n"
+    "  --async-scheduling       vLLM's async scheduler: step k+1 is scheduled before\n"
+    "                           step k's tokens are applied (default: off;\n"
+    "                           --no-async-scheduling turns it back off)\n"
     "time:\n"
     "  --time-model M           roofline (default) [:KEY=VALUE,...], keys overhead,\n"
     "                           seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
@@ -140,6 +155,17 @@ int cli_sim_opts_handle(kv_sim_options *o, int id, const char *arg)
     case OPT_PREEMPT:
         if (kv_preempt_parse(arg, &o->sched.preempt) != 0)
             return cli_error(CLI_USAGE, "--preempt: '%s' is not fcfs or priority", arg);
+        return 0;
+    case OPT_WATERMARK_RULE:
+    case OPT_POLICY: {
+        kv_diag d;
+        int rc = id == OPT_POLICY ? kv_sched_policy_parse(arg, &o->sched.policy, &d)
+                                  : kv_watermark_rule_parse(arg, &o->sched.watermark_rule, &d);
+        return rc == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    }
+    case OPT_ASYNC:
+    case OPT_NO_ASYNC:
+        o->sched.async_scheduling = id == OPT_ASYNC;
         return 0;
     case OPT_TIME_MODEL: {
         kv_timing t;
