@@ -158,12 +158,14 @@ void kv_req_attach(kv_req *r, const kv_content *c)
         r->seq = kv_seq_create(c, r->spec->prompt_len + r->spec->output_len - 1);
 }
 
-/* The request ends (finished, rejected, unfinished): its table is already freed. */
+/* The request ends (finished, rejected, unfinished): its table is already freed.  A token
+ * still in flight for it (async: rejected on re-joining) will be dropped. */
 static void req_end(kv_req *r, kv_req_status status)
 {
     kv_seq_destroy(r->seq);
     r->seq = NULL;
     r->status = status;
+    r->placeholders = 0;
 }
 
 void kv_req_abandon(kv_req *r)
@@ -374,7 +376,7 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
         uint32_t tokens = kv_req_num_tokens(r);
         if (r->placeholders > 0 && (uint64_t)r->num_computed + 2 - r->placeholders >=
                                        (uint64_t)r->spec->prompt_len + r->spec->output_len) {
-            i++; /* async: its last token is in flight; no extra step (scheduler.py:437) */
+            i++; /* async: its last token is in flight; no extra step (scheduler.py@bf292b5f:442) */
             continue;
         }
         uint32_t remaining = tokens + r->placeholders - r->num_computed;
@@ -430,7 +432,8 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         if (need > num_free)
             break; /* plain pool-full wait */
         /* vllm rule: the watermark applies only while some request runs
-         * (kv_cache_manager.py@bf292b5f:363-370, has_scheduled_reqs=bool(self.running)). */
+         * (kv_cache_manager.py@bf292b5f:363-370, scheduler.py:905
+         * has_scheduled_reqs=bool(self.running)). */
         bool gated = s->cfg.watermark_rule == KV_WATERMARK_V0 || s->n_running > 0;
         if (gated && num_free - need < s->wm_blocks) {
             s->counters.deferrals++;

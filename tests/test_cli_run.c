@@ -106,6 +106,36 @@ Test(cli_run, golden_tiny_shared)
     run_result_free(&r);
 }
 
+Test(cli_run, scheduler_options_reach_the_config_echo_and_the_summary)
+{
+    /* DESIGN §6.6: the rule, the policy and async scheduling are echoed in summary.json
+     * (config.preempt is the victim rule in effect: --policy priority implies it) and
+     * named in the human summary. */
+    run_result r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--watermark-rule", "v0",
+                             "--policy", "priority", "--async-scheduling", "--json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert(j, "%s", e.text);
+    json_t *c = json_object_get(j, "config");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "watermark_rule")), "v0");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "policy")), "priority");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "preempt")), "priority");
+    cr_assert(json_is_true(json_object_get(c, "async_scheduling")));
+    cr_assert_eq(jnum(j, "watermark", "blocks"), 281, "v0: floor(0.01 · 28180)");
+    json_decref(j);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--policy", "priority",
+                  "--async-scheduling", "--no-async-scheduling", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "  scheduler   priority policy, sync scheduling\n"), "%s", r.out);
+    cr_assert(strstr(r.out, "  watermark   0.01 (vllm rule) = 281 blocks: "), "%s", r.out);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), NULL);
+    cr_assert_null(strstr(r.out, "scheduler"), "defaults print no scheduler line");
+    run_result_free(&r);
+}
+
 Test(cli_run, json_stdout_equals_summary_file)
 {
     char *out = path_in(dir, "j");
@@ -329,6 +359,15 @@ Test(cli_run, error_paths)
         {{"run", tiny, "--preempt", "lifo", NULL},
          2,
          "kvsim: error: --preempt: 'lifo' is not fcfs or priority\n"},
+        {{"run", tiny, "--watermark-rule", "v1", NULL},
+         2,
+         "kvsim: error: --watermark-rule: 'v1' is not vllm or v0\n"},
+        {{"run", tiny, "--policy", "lifo", NULL},
+         2,
+         "kvsim: error: --policy: 'lifo' is not fcfs or priority\n"},
+        {{"run", tiny, "--async-scheduling", "yes", NULL},
+         2,
+         "kvsim: error: kvsim run takes one TRACE, got 2\n"},
         {{"run", tiny, "--time-model", "warp", NULL},
          2,
          "kvsim: error: --time-model 'warp': expected"},
@@ -412,6 +451,9 @@ Test(cli_run, help_lists_defaults)
                           "--admit-full-prompt",
                           "--free-order",
                           "--preempt",
+                          "--watermark-rule",
+                          "--policy",
+                          "--async-scheduling",
                           "--time-model",
                           "roofline",
                           "--seed",
