@@ -374,9 +374,12 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
     while (i < s->n_running && budget > 0) {
         kv_req *r = s->running[i];
         uint32_t tokens = kv_req_num_tokens(r);
-        if (r->placeholders > 0 && (uint64_t)r->num_computed + 2 - r->placeholders >=
-                                       (uint64_t)r->spec->prompt_len + r->spec->output_len) {
-            i++; /* async: its last token is in flight; no extra step (scheduler.py@bf292b5f:442) */
+        /* Async: its last token is in flight, so no extra step (scheduler.py@bf292b5f:442). */
+        bool last_in_flight =
+            r->placeholders > 0 && (uint64_t)r->num_computed + 2 - r->placeholders >=
+                                       (uint64_t)r->spec->prompt_len + r->spec->output_len;
+        if (last_in_flight) {
+            i++;
             continue;
         }
         uint32_t remaining = tokens + r->placeholders - r->num_computed;
@@ -482,7 +485,9 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
         return;
     /* vLLM's _update_after_schedule (scheduler.py) and AsyncScheduler's: computed tokens
      * advance now; a request whose step completes its known tokens plus placeholders is
-     * no prefill chunk, samples, and gets a placeholder for that token. */
+     * no prefill chunk, samples, and gets a placeholder for that token.  (Without draft
+     * tokens a request with a placeholder is decoding and always completes, so the test
+     * equals computed ≥ known; the form is vLLM's.) */
     for (uint32_t i = 0; i < batch->n; i++) {
         kv_req *r = batch->reqs[i];
         r->num_computed += r->step_new;
