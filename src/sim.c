@@ -31,7 +31,7 @@ void kv_sim_options_init(kv_sim_options *o)
                                  .watermark_rule = KV_WATERMARK_VLLM,
                                  .preempt = KV_PREEMPT_FCFS,
                                  .policy = KV_POLICY_FCFS,
-                                 .async_scheduling = false};
+                                 .async_scheduling = true};
     o->prefix_caching = true;
     o->free_order = KV_FREE_SPLIT;
     o->time_model = "roofline";

@@ -129,10 +129,14 @@ Test(cli_run, scheduler_options_reach_the_config_echo_and_the_summary)
                   "--async-scheduling", "--no-async-scheduling", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "  scheduler   priority policy, sync scheduling\n"), "%s", r.out);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--no-async-scheduling",
+                  "--async-scheduling", "--policy", "priority", NULL);
+    cr_assert(strstr(r.out, "  scheduler   priority policy, async scheduling\n"), "%s", r.out);
     cr_assert(strstr(r.out, "  watermark   0.01 (vllm rule) = 281 blocks: "), "%s", r.out);
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), NULL);
-    cr_assert_null(strstr(r.out, "scheduler"), "defaults print no scheduler line");
+    cr_assert_null(strstr(r.out, "scheduler"), "defaults (fcfs, async) print no scheduler line");
     run_result_free(&r);
 }
 
@@ -453,7 +457,7 @@ Test(cli_run, help_lists_defaults)
                           "--preempt",
                           "--watermark-rule",
                           "--policy",
-                          "--async-scheduling",
+                          "--no-async-scheduling",
                           "--time-model",
                           "roofline",
                           "--seed",

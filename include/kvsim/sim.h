@@ -35,8 +35,9 @@ typedef struct kv_sim_options {
 } kv_sim_options;
 
 /* DESIGN's defaults: watermark 0.01 under the vllm rule, max_seqs 256, 8192 batched
- * tokens, chunked prefill, full-prompt admission gate, FCFS policy and preemption, sync
- * scheduling, prefix caching, split free order, the roofline time model, seed 1. */
+ * tokens, chunked prefill, full-prompt admission gate, FCFS policy and preemption, async
+ * scheduling (vLLM's default, §6.6), prefix caching, split free order, the roofline time
+ * model, seed 1.  (A zeroed kv_sched_config is sync.) */
 void kv_sim_options_init(kv_sim_options *o);
 
 /* The engine config of a replay (observers unset, invariants per the build option).

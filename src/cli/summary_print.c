@@ -57,7 +57,7 @@ void cli_print_summary(FILE *f, const kv_summary *s)
             G(c, s->prefix.preempted_hits), G(d, s->prefix.preempted_queries));
     fprintf(f, "  evictions   %s\n", G(a, s->evictions));
     fprintf(f, "  preemptions %s\n", G(a, s->preemptions));
-    if (strcmp(cfg->policy, "fcfs") != 0 || cfg->async_scheduling)
+    if (strcmp(cfg->policy, "fcfs") != 0 || !cfg->async_scheduling)
         fprintf(f, "  scheduler   %s policy, %s scheduling\n", cfg->policy,
                 cfg->async_scheduling ? "async" : "sync");
     fprintf(f,
