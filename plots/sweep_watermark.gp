@@ -45,7 +45,7 @@ do for [ext in "png svg"] {
     @panel
     set title "P99 time to first token" font ",12"
     set ylabel "TTFT P99 (s)"
-    set xlabel "watermark (fraction of usable blocks kept free at admission)"
+    set xlabel "watermark (fraction of blocks kept free at admission)"
     set yrange [0:*]
     set ytics autofreq
     plot for [g = 0:ngroups - 1] file \

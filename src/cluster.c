@@ -247,6 +247,10 @@ static int loop(driver *d, kv_diag *diag)
         kv_engine *e = d->eng[ev.replica];
         kv_diag dg;
         int rc = kv_engine_advance(e, &dg);
+        if (rc == -KV_ERANGE && d->trace->path) { /* the trace the row is in */
+            kv_diag engine = dg;
+            kv_diag_set(&dg, rc, "%s: %s", d->trace->path, engine.msg);
+        }
         if (rc != 0)
             return d->R > 1 ? kv_diag_set(diag, rc, "replica %u: %s", ev.replica, dg.msg)
                             : kv_diag_set(diag, rc, "%s", dg.msg);

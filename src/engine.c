@@ -7,10 +7,22 @@
  * step end applies the step (sched) and, if work remains, makes the next start due at the
  * same instant.  So there is at most one step in flight, and consecutive steps abut.
  *
+ * Async scheduling (DESIGN §6.6) keeps vLLM's batch queue of two: the pass of step k+1
+ * runs when step k starts executing, before step k's sampled tokens are applied (as
+ * EngineCore.step_with_batch_queue schedules the next batch before it blocks on the
+ * previous one).  A start then executes the step planned one start earlier (or, after
+ * idling, runs that pass first, at the same instant) and plans the next one if work
+ * remains; an end applies its step.  A planned step that schedules nothing is an empty
+ * batch the model runner returns at once: it lasts 0 ns.
+ *
+ * A pass's sample is taken right after the pass (the state its step computes on, before
+ * any later frees), stamped with the time its step starts executing and its duration.
+ *
  * The livelock guard: a step that schedules no token and preempts nothing while work
- * waits is counted as a step, then stops the engine (-KV_ELIVELOCK).  A step whose end
- * would pass INT64_MAX ns stops it too (-KV_ERANGE), before any sample.  Both leave the
- * queues as they are for kv_engine_abandon.
+ * waits — and, async, while no executing step will deliver tokens — is counted as a step,
+ * then stops the engine (-KV_ELIVELOCK).  A step whose end would pass INT64_MAX ns stops
+ * it too (-KV_ERANGE), before any sample.  Both leave the queues as they are for
+ * kv_engine_abandon.
  *
  * Memory is O(num_blocks + live requests' tables and chains); the engine holds no
  * per-trace state.
@@ -24,16 +36,25 @@
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
+/* One scheduled step: its batch and when it runs. */
+typedef struct step_slot {
+    kv_batch batch;
+    uint64_t step;    /* 1-based number of the pass that scheduled it */
+    int64_t start_ns; /* when it starts executing */
+    int64_t dt_ns;    /* how long it executes */
+} step_slot;
+
 struct kv_engine {
     kv_engine_config cfg;
     kv_pool *pool;
     kv_cache *cache;
     kv_sched *sched;
-    kv_batch batch;
+    step_slot slot[2]; /* sync uses slot[0]; async alternates (vLLM's batch queue of 2) */
+    step_slot *exec;   /* the step in flight (between its start and its end), or NULL */
+    step_slot *plan;   /* async: the step scheduled to run next, or NULL */
     kv_metrics metrics;
     uint64_t steps;
     int64_t last_step_end;
-    int64_t step_start; /* of the step in flight */
     kv_engine_event next;
     int64_t at;   /* time of next, when not IDLE */
     kv_sample last; /* the sample of the last step started */
@@ -66,11 +87,10 @@ int kv_engine_create(kv_engine **out, const kv_engine_config *cfg, kv_hasher *ha
     }
     kv_cache_create(&e->cache, e->pool, hasher);
     kv_cache_hash_all(e->cache, cfg->hash_all_blocks);
-    if (kv_sched_create(&e->sched, &cfg->sched, e->cache) != 0) {
+    int rc = kv_sched_create(&e->sched, &cfg->sched, e->cache, diag);
+    if (rc != 0) {
         kv_engine_destroy(e);
-        return kv_diag_set(diag, -KV_EINVAL,
-                           "scheduler: max_batched_tokens and max_seqs must be ≥ 1 and the "
-                           "watermark in [0, 1)");
+        return rc;
     }
     kv_metrics_init(&e->metrics);
     *out = e;
@@ -84,7 +104,8 @@ void kv_engine_destroy(kv_engine *e)
     kv_sched_destroy(e->sched);
     kv_cache_destroy(e->cache);
     kv_pool_destroy(e->pool);
-    kv_batch_release(&e->batch);
+    kv_batch_release(&e->slot[0].batch);
+    kv_batch_release(&e->slot[1].batch);
     free(e);
 }
 
@@ -105,15 +126,15 @@ kv_engine_event kv_engine_next(const kv_engine *e, int64_t *at)
     return e->next;
 }
 
-static void take_sample(kv_engine *e, int64_t now, int64_t dt)
+static void take_sample(kv_engine *e, const step_slot *st)
 {
     kv_sample s = {0};
     const kv_sched_counters *sc = kv_sched_counters_get(e->sched);
     s.replica = e->cfg.replica;
     const kv_prefix_stats *ps = kv_cache_prefix_stats(e->cache);
-    s.time_ns = now;
-    s.dt_ns = dt;
-    s.step = e->steps;
+    s.time_ns = st->start_ns;
+    s.dt_ns = st->dt_ns;
+    s.step = st->step;
     s.running = kv_sched_num_running(e->sched);
     s.waiting = kv_sched_num_waiting(e->sched);
     s.physical_blocks = kv_pool_num_used(e->pool);
@@ -122,7 +143,7 @@ static void take_sample(kv_engine *e, int64_t now, int64_t dt)
     s.cached_free_blocks = kv_pool_num_cached_free(e->pool);
     s.free_blocks = kv_pool_num_free(e->pool);
     s.usage = kv_pool_usage(e->pool);
-    s.scheduled_tokens = e->batch.tokens;
+    s.scheduled_tokens = st->batch.tokens;
     s.preemptions = sc->preemptions;
     s.evictions = kv_pool_evictions(e->pool);
     s.prefix_hits = ps->hits;
@@ -139,28 +160,31 @@ static void take_sample(kv_engine *e, int64_t now, int64_t dt)
     e->last = s;
 }
 
-static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
+/* One scheduling pass at now into slot, for a step that starts executing at start.
+ * in_flight: a step executes meanwhile and will deliver tokens (async), so an empty pass
+ * is no livelock. */
+static int pass(kv_engine *e, step_slot *slot, int64_t now, int64_t start, bool in_flight,
+                kv_diag *diag)
 {
-    e->next = KV_ENGINE_IDLE;
-    if (!has_work(e))
-        return 0; /* every queued arrival was rejected: stay idle */
-    kv_sched_step(e->sched, now, &e->batch);
-    e->steps++;
-    if (e->batch.tokens == 0 && e->batch.preempted == 0)
+    kv_sched_step(e->sched, now, &slot->batch);
+    slot->step = ++e->steps;
+    const kv_batch *b = &slot->batch;
+    if (b->tokens == 0 && b->preempted == 0 && !in_flight)
         return kv_diag_set(diag, -KV_ELIVELOCK,
                            "livelock guard fired at step %llu: a step scheduled nothing and "
                            "preempted nothing while work waited",
                            (unsigned long long)e->steps);
-    kv_step_load load = {e->batch.tokens, e->batch.kv_tokens_read, e->batch.kv_tokens_streamed,
-                         e->batch.n};
-    int64_t dt = kv_timing_step(&e->cfg.timing, &load);
-    if (dt > INT64_MAX - now) { /* the step would end past 2^63 ns (292 years) */
+    kv_step_load load = {b->tokens, b->kv_tokens_read, b->kv_tokens_streamed, b->n};
+    int64_t dt = e->cfg.sched.async_scheduling && b->tokens == 0
+                     ? 0 /* an empty batch: the runner returns at once */
+                     : kv_timing_step(&e->cfg.timing, &load);
+    if (dt > INT64_MAX - start) { /* the step would end past 2^63 ns (292 years) */
         /* Name the request that arrived last: the step starts no earlier than its arrival,
          * so when an arrival is what is too large, it is this one. */
         const kv_request_spec *last = NULL;
-        for (uint32_t i = 0; i < e->batch.n; i++)
-            if (!last || e->batch.reqs[i]->spec->arrival_ns > last->arrival_ns)
-                last = e->batch.reqs[i]->spec;
+        for (uint32_t i = 0; i < b->n; i++)
+            if (!last || b->reqs[i]->spec->arrival_ns > last->arrival_ns)
+                last = b->reqs[i]->spec;
         if (!last)
             return kv_diag_set(diag, -KV_ERANGE,
                                "the simulated clock passed 2^63 ns (292 years) at step %llu: "
@@ -174,30 +198,65 @@ static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
                            (long long)(last->arrival_ns / 1000000000),
                            (long long)(last->arrival_ns % 1000000000));
     }
-    take_sample(e, now, dt);
-    e->step_start = now;
+    slot->start_ns = start;
+    slot->dt_ns = dt;
+    take_sample(e, slot);
+    return 0;
+}
+
+static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
+{
+    e->next = KV_ENGINE_IDLE;
+    if (!e->cfg.sched.async_scheduling) {
+        if (!has_work(e))
+            return 0; /* every queued arrival was rejected: stay idle */
+        int rc = pass(e, &e->slot[0], now, now, false, diag);
+        if (rc != 0)
+            return rc;
+        e->exec = &e->slot[0];
+    } else {
+        if (!e->plan) { /* after idling: this step's pass runs now, then the next one's */
+            if (!has_work(e))
+                return 0;
+            int rc = pass(e, &e->slot[0], now, now, false, diag);
+            if (rc != 0)
+                return rc;
+            e->plan = &e->slot[0];
+        }
+        e->exec = e->plan;
+        e->plan = NULL;
+        if (has_work(e)) {
+            step_slot *next = e->exec == &e->slot[0] ? &e->slot[1] : &e->slot[0];
+            int rc = pass(e, next, now, now + e->exec->dt_ns, e->exec->batch.tokens > 0, diag);
+            if (rc != 0)
+                return rc;
+            e->plan = next;
+        }
+    }
     e->next = KV_ENGINE_STEP_END;
-    e->at = now + dt;
+    e->at = now + e->exec->dt_ns;
     return 0;
 }
 
 static int step_end(kv_engine *e, int64_t now, kv_diag *diag)
 {
-    kv_sched_step_end(e->sched, &e->batch, now);
+    step_slot *x = e->exec;
+    kv_sched_step_end(e->sched, &x->batch, now);
     if (e->cfg.on_step_end) {
-        kv_step_view v = {e->cfg.replica, e->steps, e->step_start, now,
-                          e->cfg.reqs,    e->cfg.n_reqs, e->pool,     &e->batch};
+        kv_step_view v = {e->cfg.replica, x->step,       x->start_ns, now,
+                          e->cfg.reqs,    e->cfg.n_reqs, e->pool,     &x->batch};
         e->cfg.on_step_end(e->cfg.ctx, &v);
     }
-    e->batch.n = 0;
+    x->batch.n = 0;
+    e->exec = NULL;
     e->last_step_end = now;
-    e->next = has_work(e) ? KV_ENGINE_STEP_START : KV_ENGINE_IDLE;
+    e->next = e->plan || has_work(e) ? KV_ENGINE_STEP_START : KV_ENGINE_IDLE;
     e->at = now;
     if (e->cfg.check_invariants) {
         kv_diag d;
         if (kv_engine_check(e, &d) != 0)
             return kv_diag_set(diag, -KV_EINVARIANT, "after step %llu: %s",
-                               (unsigned long long)e->steps, d.msg);
+                               (unsigned long long)x->step, d.msg);
     }
     return 0;
 }
@@ -218,7 +277,8 @@ uint32_t kv_engine_abandon(kv_engine *e)
 {
     e->stopped = true;
     e->next = KV_ENGINE_IDLE;
-    e->batch.n = 0;
+    e->slot[0].batch.n = e->slot[1].batch.n = 0;
+    e->exec = e->plan = NULL;
     return kv_sched_abandon(e->sched);
 }
 

@@ -12,6 +12,8 @@
  *             blocks, then hash and index every block that is now full up to
  *             min(computed + hit_tokens + new, num_tokens) tokens: at schedule time, so
  *             a later request in the same step can hit them; decode blocks included.
+ *   commit    hash and index the blocks full up to a token count (the allocate's last
+ *             stage alone; async scheduling calls it when sampled tokens arrive).
  *   free      the table tail first (R7); the chain survives for a preempted request.
  *
  * Private blocks (DESIGN §9).  Blocks from the content's first private block f on (the
@@ -282,26 +284,29 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
     kv_pool_pop_n(c->pool, n_new, s->table + s->len);
     s->len += n_new;
 
-    if (c->caching) {
-        uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
-        if (upto > num_tokens)
-            upto = num_tokens;
-        uint32_t full = (uint32_t)(upto / c->block_size);
-        assert(full <= s->len);
-        if (full > s->num_cached) {
-            uint32_t fp = private_from(c, s), j = s->num_cached;
-            uint32_t dig_end = full < fp ? full : fp;
-            if (dig_end > j) {
-                ensure_hashes(c->hasher, s, dig_end);
-                kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
-                j = dig_end;
-            }
-            for (; j < full; j++)
-                priv_cache(c, s, j - fp, s->table[j]);
-            s->num_cached = full;
-        }
-    }
+    uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
+    kv_cache_commit(c, s, upto < num_tokens ? (uint32_t)upto : num_tokens);
     return true;
+}
+
+void kv_cache_commit(kv_cache *c, kv_seq *s, uint32_t num_tokens)
+{
+    if (!c->caching)
+        return;
+    uint32_t full = num_tokens / c->block_size;
+    assert(full <= s->len);
+    if (full <= s->num_cached)
+        return;
+    uint32_t fp = private_from(c, s), j = s->num_cached;
+    uint32_t dig_end = full < fp ? full : fp;
+    if (dig_end > j) {
+        ensure_hashes(c->hasher, s, dig_end);
+        kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
+        j = dig_end;
+    }
+    for (; j < full; j++)
+        priv_cache(c, s, j - fp, s->table[j]);
+    s->num_cached = full;
 }
 
 void kv_cache_free(kv_cache *c, kv_seq *s)

@@ -67,8 +67,10 @@ static bool has_file(const char *dir, const char *name)
 
 const char *const *kv_plot_figure_names(unsigned kind)
 {
-    static const char *const run[] = {"blocks", "pressure", "latency_cdf", NULL};
-    static const char *const sweep[] = {"sweep_block_size", "sweep_watermark", NULL};
+    static const char *const run[] = {"blocks",         "pressure",         "latency_cdf",
+                                      "cluster_blocks", "cluster_replicas", NULL};
+    static const char *const sweep[] = {"sweep_block_size", "sweep_watermark", "sweep_router",
+                                        NULL};
     static const char *const plan[] = {"plan_curve", NULL};
     static const char *const none[] = {NULL};
     return kind == KV_PLOT_RUN     ? run

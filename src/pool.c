@@ -11,7 +11,8 @@
  *   R6  touch unlinks a refcount-0 block from the queue, then refcount += 1;
  *   R7  free walks the given order (a table tail first); blocks reaching 0 are queued:
  *       split order prepends unhashed and appends hashed blocks, each group keeping the
- *       given order; append order appends all; with caching off all are prepended.
+ *       given order; append order appends all.  With caching off no block has a hash,
+ *       so split prepends every freed block and append appends every one (§6.6).
  *
  * Identities.  A hashed block carries either a digest (ID_DIGEST, shareable by any
  * request) or a private identity (ID_PRIVATE, DESIGN §9: unique to one request by
@@ -481,7 +482,9 @@ void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
         p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        bool prepend = !p->caching || (p->order == KV_FREE_SPLIT && BLOCK_ID(&B[b]) == ID_NONE);
+        /* R7: split prepends a block that holds no hash (with caching off, every block),
+         * append appends every block. */
+        bool prepend = p->order == KV_FREE_SPLIT && BLOCK_ID(&B[b]) == ID_NONE;
         if (prepend) {
             link_after(p, cursor, b);
             cursor = b;

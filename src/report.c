@@ -170,6 +170,10 @@ static void col_output_len(kv_buf *b, const row *w)
 {
     kv_buf_u64(b, w->r->spec->output_len);
 }
+static void col_num_cached_tokens(kv_buf *b, const row *w)
+{
+    kv_buf_u64(b, w->r->num_cached_tokens);
+}
 static void col_predicted(kv_buf *b, const row *w)
 {
     kv_buf_u64(b, w->cl->predicted_tokens[w->i]);
@@ -216,6 +220,7 @@ static const struct {
     {"output_len", col_output_len, false},
     {"predicted_hit_tokens", col_predicted, true},
     {"hit_tokens", col_hit_tokens, false},
+    {"num_cached_tokens", col_num_cached_tokens, false},
     {"preemptions", col_preemptions, false},
     {"ttft_s", col_ttft, false},
     {"tpot_s", col_tpot, false},

@@ -8,22 +8,33 @@
  *     priority takes max (priority, arrival), ties to the first in running order, and a
  *     victim already scheduled this step hands its budget back.  A request that is its
  *     own victim is not scheduled and ends the running loop.  Preemption = recompute:
- *     free the table (R7), num_computed = 0, back to the FRONT of the waiting queue.
- *  2. Waiting admission, only if this pass preempted nothing, FCFS, while budget > 0 and
- *     running < max_seqs: look up hits; num_new = num_tokens − hit_tokens; without
- *     chunked prefill stop if it exceeds the budget (not a deferral), with it cap at the
- *     budget.  Then the gates on need (§5 need for all known tokens, or for the chunk with
- *     --no-admit-full-prompt): need > num_free is a plain pool-full wait; num_free − need
- *     < W is one watermark deferral.  Either way the head blocks the queue.
+ *     free the table (R7), num_computed = 0, back to the waiting queue (FCFS policy: at
+ *     the FRONT; priority policy: at its place by key).
+ *  2. Waiting admission, only if this pass preempted nothing, in queue order, while
+ *     budget > 0 and running < max_seqs: look up hits; num_new = num_tokens − hit_tokens;
+ *     without chunked prefill stop if it exceeds the budget (not a deferral), with it cap
+ *     at the budget.  Then the gates on need (§5 need for all known tokens, or for the
+ *     chunk with --no-admit-full-prompt): need > num_free is a plain pool-full wait;
+ *     num_free − need < W is one watermark deferral.  Either way the head blocks the
+ *     queue.  Under the vllm watermark rule the W part applies only while some request
+ *     runs (vLLM's has_scheduled_reqs=bool(self.running)).
  *
  * Rejection happens when a request joins the waiting queue (arrival, and again after a
- * preemption), checked in the order exceeds_capacity, exceeds_watermark, exceeds_batch.
- * With those rules a waiting head always fits an empty pool, so work always progresses.
+ * preemption), checked in the order exceeds_capacity, exceeds_watermark (v0 rule only),
+ * exceeds_batch.  With those rules a waiting head always fits an empty pool, so work
+ * always progresses.
+ *
+ * Async scheduling (§6.6, vLLM's AsyncScheduler): placeholders count a request's tokens
+ * in flight, so remaining = known + placeholders − computed; a running request whose
+ * last token is in flight is skipped (vLLM's "avoid scheduling an extra step"); at the
+ * end of its pass a scheduled request's num_computed advances and, if its step samples,
+ * it gains a placeholder.  Its step end (one pass later) turns the placeholder into a
+ * token, hashes the blocks the known tokens fill and finishes the request.
  *
  * Data structures: running is an array in admission order (vLLM's list: FCFS victims pop
  * from its end; finished requests are marked and compacted once per step so a step with
- * many finishes stays O(running)); waiting is a ring-buffer deque (preempted requests are
- * pushed at the front, arrivals at the back).
+ * many finishes stays O(running)); waiting is src/waitq.c (a deque, or a heap under the
+ * priority policy).
  *
  * Step end (kv_sched_step_end) applies the step's work in scheduling order: computed
  * tokens advance, requests that computed all their known tokens sample one, and those
@@ -32,8 +43,8 @@
  *
  * Invariants (kv_sched_check walks them): a running entry is RUNNING (or FINISHED until
  * the next pass compacts it out) and holds ⌈(computed + step_new)/b⌉ blocks; a waiting
- * entry is WAITING, has computed nothing and holds no block; n_running − finished pending
- * ≤ max_seqs.
+ * entry is WAITING, has computed nothing, holds no block and no placeholder;
+ * n_running − finished pending ≤ max_seqs.
  *
  * Out of scope: time and the event loop (engine), block tables (kvcache).
  */
@@ -45,19 +56,20 @@
 
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
+#include "sched_internal.h"
 
 struct kv_sched {
     kv_sched_config cfg;
     kv_cache *cache;
     kv_pool *pool;
     uint32_t block_size;
-    uint32_t usable;    /* N − 1 */
-    uint32_t wm_blocks; /* W */
-    kv_req **running;   /* admission order; may hold finished entries until compacted */
+    uint32_t usable;          /* N − 1 */
+    uint32_t wm_blocks;       /* W */
+    kv_preempt_policy victim; /* the victim rule in effect */
+    kv_req **running;         /* admission order; may hold finished entries until compacted */
     size_t n_running, cap_running;
     uint32_t n_finished_pending; /* finished but not yet compacted out of running */
-    kv_req **wq;                 /* waiting ring buffer */
-    size_t wq_cap, wq_head, wq_len;
+    kv__waitq wq;
     uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
     uint64_t pass;               /* passes run so far */
     kv_sched_counters counters;
@@ -77,6 +89,43 @@ int kv_preempt_parse(const char *s, kv_preempt_policy *out)
 const char *kv_preempt_name(kv_preempt_policy p)
 {
     return p == KV_PREEMPT_PRIORITY ? "priority" : "fcfs";
+}
+
+int kv_watermark_rule_parse(const char *s, kv_watermark_rule *out, kv_diag *diag)
+{
+    if (strcmp(s, "vllm") == 0)
+        *out = KV_WATERMARK_VLLM;
+    else if (strcmp(s, "v0") == 0)
+        *out = KV_WATERMARK_V0;
+    else
+        return kv_diag_set(diag, -KV_EINVAL, "{watermark_rule}: '%s' is not vllm or v0", s);
+    return 0;
+}
+
+const char *kv_watermark_rule_name(kv_watermark_rule r)
+{
+    return r == KV_WATERMARK_V0 ? "v0" : "vllm";
+}
+
+int kv_sched_policy_parse(const char *s, kv_sched_policy *out, kv_diag *diag)
+{
+    if (strcmp(s, "fcfs") == 0)
+        *out = KV_POLICY_FCFS;
+    else if (strcmp(s, "priority") == 0)
+        *out = KV_POLICY_PRIORITY;
+    else
+        return kv_diag_set(diag, -KV_EINVAL, "{policy}: '%s' is not fcfs or priority", s);
+    return 0;
+}
+
+const char *kv_sched_policy_name(kv_sched_policy p)
+{
+    return p == KV_POLICY_PRIORITY ? "priority" : "fcfs";
+}
+
+kv_preempt_policy kv_sched_victim_rule(const kv_sched_config *cfg)
+{
+    return cfg->policy == KV_POLICY_PRIORITY ? KV_PREEMPT_PRIORITY : cfg->preempt;
 }
 
 const char *kv_req_status_name(kv_req_status s)
@@ -109,12 +158,14 @@ void kv_req_attach(kv_req *r, const kv_content *c)
         r->seq = kv_seq_create(c, r->spec->prompt_len + r->spec->output_len - 1);
 }
 
-/* The request ends (finished, rejected, unfinished): its table is already freed. */
+/* The request ends (finished, rejected, unfinished): its table is already freed.  A token
+ * still in flight for it (async: rejected on re-joining) will be dropped. */
 static void req_end(kv_req *r, kv_req_status status)
 {
     kv_seq_destroy(r->seq);
     r->seq = NULL;
     r->status = status;
+    r->placeholders = 0;
 }
 
 void kv_req_abandon(kv_req *r)
@@ -129,20 +180,31 @@ const kv_block_id *kv_req_table(const kv_req *r, uint32_t *len)
     return *len ? kv_seq_table(r->seq) : NULL;
 }
 
-int kv_sched_create(kv_sched **out, const kv_sched_config *cfg, kv_cache *cache)
+int kv_sched_create(kv_sched **out, const kv_sched_config *cfg, kv_cache *cache, kv_diag *diag)
 {
     *out = NULL;
-    if (cfg->max_batched_tokens == 0 || cfg->max_seqs == 0 || !(cfg->watermark >= 0) ||
-        !(cfg->watermark < 1))
-        return -KV_EINVAL;
+    if (cfg->max_batched_tokens == 0 || cfg->max_seqs == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "{max_batched_tokens} and {max_seqs} must be ≥ 1");
+    if (!(cfg->watermark >= 0) || !(cfg->watermark < 1))
+        return kv_diag_set(diag, -KV_EINVAL, "{watermark} %g is not in [0, 1)", cfg->watermark);
+    if ((unsigned)cfg->watermark_rule > KV_WATERMARK_V0)
+        return kv_diag_set(diag, -KV_EINVAL, "{watermark_rule} %d is not vllm or v0",
+                           (int)cfg->watermark_rule);
+    if ((unsigned)cfg->policy > KV_POLICY_PRIORITY || (unsigned)cfg->preempt > KV_PREEMPT_PRIORITY)
+        return kv_diag_set(diag, -KV_EINVAL, "{policy} %d or {preempt} %d is not fcfs or priority",
+                           (int)cfg->policy, (int)cfg->preempt);
     kv_sched *s = kv_xcalloc(1, sizeof *s);
     s->cfg = *cfg;
     s->cache = cache;
     s->pool = kv_cache_pool(cache);
     s->block_size = kv_cache_block_size(cache);
     s->usable = kv_pool_usable(s->pool);
-    /* W = ⌊watermark · (N − 1)⌋ as floor() of an IEEE double product (DESIGN §6.2). */
-    s->wm_blocks = (uint32_t)(cfg->watermark * (double)s->usable);
+    /* floor() of an IEEE double product: vLLM's int(watermark · num_blocks) counts the null
+     * block (kv_cache_manager.py@bf292b5f:163); v0 counts the usable blocks (§6.2). */
+    uint32_t base = cfg->watermark_rule == KV_WATERMARK_V0 ? s->usable : s->usable + 1;
+    s->wm_blocks = (uint32_t)(cfg->watermark * (double)base);
+    s->victim = kv_sched_victim_rule(cfg);
+    kv__waitq_init(&s->wq, cfg->policy);
     s->last_deferral_step = UINT64_MAX;
     *out = s;
     return 0;
@@ -152,59 +214,15 @@ void kv_sched_destroy(kv_sched *s)
 {
     if (!s)
         return;
-    assert(s->wq_len == 0 && s->n_running == s->n_finished_pending);
+    assert(s->wq.len == 0 && s->n_running == s->n_finished_pending);
     free(s->running);
-    free(s->wq);
+    kv__waitq_release(&s->wq);
     free(s);
 }
 
 uint32_t kv_sched_watermark_blocks(const kv_sched *s)
 {
     return s->wm_blocks;
-}
-
-/* ---- waiting deque ------------------------------------------------------------------ */
-
-static void wq_reserve(kv_sched *s)
-{
-    if (s->wq_len < s->wq_cap)
-        return;
-    size_t cap = s->wq_cap ? s->wq_cap * 2 : 64;
-    kv_req **q = kv_xmalloc(cap * sizeof *q);
-    for (size_t i = 0; i < s->wq_len; i++)
-        q[i] = s->wq[(s->wq_head + i) % s->wq_cap];
-    free(s->wq);
-    s->wq = q;
-    s->wq_cap = cap;
-    s->wq_head = 0;
-}
-
-static void wq_push_back(kv_sched *s, kv_req *r)
-{
-    assert(r->status == KV_REQ_WAITING && r->num_computed == 0);
-    wq_reserve(s);
-    s->wq[(s->wq_head + s->wq_len) % s->wq_cap] = r;
-    s->wq_len++;
-}
-
-static void wq_push_front(kv_sched *s, kv_req *r)
-{
-    assert(r->status == KV_REQ_WAITING && r->num_computed == 0);
-    wq_reserve(s);
-    s->wq_head = (s->wq_head + s->wq_cap - 1) % s->wq_cap;
-    s->wq[s->wq_head] = r;
-    s->wq_len++;
-}
-
-static kv_req *wq_front(const kv_sched *s)
-{
-    return s->wq[s->wq_head];
-}
-
-static void wq_pop_front(kv_sched *s)
-{
-    s->wq_head = (s->wq_head + 1) % s->wq_cap;
-    s->wq_len--;
 }
 
 /* ---- running list ------------------------------------------------------------------- */
@@ -248,8 +266,9 @@ static kv_reject_reason join_check(const kv_sched *s, const kv_req *r)
     uint64_t whole = (uint64_t)r->spec->prompt_len + r->spec->output_len - 1;
     if (cdiv(whole, s->block_size) > s->usable)
         return KV_REJECT_CAPACITY;
-    if (cdiv(kv_req_num_tokens(r), s->block_size) > (uint64_t)s->usable - s->wm_blocks)
-        return KV_REJECT_WATERMARK;
+    if (s->cfg.watermark_rule == KV_WATERMARK_V0 &&
+        cdiv(kv_req_num_tokens(r), s->block_size) > (uint64_t)s->usable - s->wm_blocks)
+        return KV_REJECT_WATERMARK; /* vllm rule: an idle engine admits any head */
     if (!s->cfg.chunked_prefill && kv_req_num_tokens(r) > s->cfg.max_batched_tokens)
         return KV_REJECT_BATCH;
     return KV_REJECT_NONE;
@@ -265,10 +284,8 @@ static bool join(kv_sched *s, kv_req *r, bool front)
         return false;
     }
     r->status = KV_REQ_WAITING;
-    if (front)
-        wq_push_front(s, r);
-    else
-        wq_push_back(s, r);
+    assert(r->num_computed == 0);
+    kv__waitq_push(&s->wq, r, front);
     return true;
 }
 
@@ -283,10 +300,14 @@ bool kv_sched_arrive(kv_sched *s, kv_req *r)
 static void batch_add(kv_batch *b, kv_req *r, uint32_t num_new)
 {
     if (b->n == b->cap) {
-        size_t cap = b->cap;
+        size_t cap = b->cap, cap2 = b->cap, cap3 = b->cap;
         kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
+        kv_grow((void **)&b->num_new, &cap2, cap, sizeof *b->num_new);
+        kv_grow((void **)&b->samples, &cap3, cap, sizeof *b->samples);
         b->cap = (uint32_t)cap;
     }
+    b->num_new[b->n] = num_new;
+    b->samples[b->n] = false;
     b->reqs[b->n++] = r;
     r->step_new = num_new;
     uint64_t c = r->num_computed, n = num_new;
@@ -307,6 +328,7 @@ static void batch_remove(kv_batch *b, kv_req *r)
     b->kv_tokens_streamed -= c + n;
     b->kv_tokens_read -= n * c + n * (n + 1) / 2;
     memmove(&b->reqs[i], &b->reqs[i + 1], (b->n - i - 1) * sizeof *b->reqs);
+    memmove(&b->num_new[i], &b->num_new[i + 1], (b->n - i - 1) * sizeof *b->num_new);
     b->n--;
     r->step_new = 0;
 }
@@ -314,12 +336,14 @@ static void batch_remove(kv_batch *b, kv_req *r)
 void kv_batch_release(kv_batch *b)
 {
     free(b->reqs);
+    free(b->num_new);
+    free(b->samples);
     memset(b, 0, sizeof *b);
 }
 
 static size_t pick_victim(const kv_sched *s)
 {
-    if (s->cfg.preempt == KV_PREEMPT_FCFS)
+    if (s->victim == KV_PREEMPT_FCFS)
         return s->n_running - 1;
     size_t best = 0;
     for (size_t i = 1; i < s->n_running; i++) {
@@ -333,6 +357,8 @@ static size_t pick_victim(const kv_sched *s)
 
 static void preempt(kv_sched *s, kv_req *v)
 {
+    /* An async victim keeps its placeholder: its in-flight token still arrives at its
+     * step end, and the request waits with one more known token (async_scheduler.py). */
     kv_cache_free(s->cache, v->seq);
     v->num_computed = 0;
     v->step_new = 0;
@@ -348,7 +374,15 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
     while (i < s->n_running && budget > 0) {
         kv_req *r = s->running[i];
         uint32_t tokens = kv_req_num_tokens(r);
-        uint32_t remaining = tokens - r->num_computed;
+        /* Async: its last token is in flight, so no extra step (scheduler.py@bf292b5f:442). */
+        bool last_in_flight =
+            r->placeholders > 0 && (uint64_t)r->num_computed + 2 - r->placeholders >=
+                                       (uint64_t)r->spec->prompt_len + r->spec->output_len;
+        if (last_in_flight) {
+            i++;
+            continue;
+        }
+        uint32_t remaining = tokens + r->placeholders - r->num_computed;
         uint32_t num_new = remaining < budget ? remaining : budget;
         assert(num_new > 0);
         bool ok;
@@ -358,9 +392,11 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
                 break;
             size_t v = pick_victim(s);
             kv_req *victim = s->running[v];
-            if (v < i) { /* already scheduled this step: its budget comes back */
+            if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
                 budget += victim->step_new;
                 batch_remove(batch, victim);
+                /* vLLM moves its index back only for a victim it had scheduled, so a
+                 * skipped (async) victim before r makes the loop skip r's successor. */
                 i--;
             }
             running_remove_at(s, v);
@@ -382,8 +418,8 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
 static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int64_t now_ns)
 {
     uint32_t b = s->block_size;
-    while (s->wq_len > 0 && budget > 0 && s->n_running < s->cfg.max_seqs) {
-        kv_req *r = wq_front(s);
+    while (s->wq.len > 0 && budget > 0 && s->n_running < s->cfg.max_seqs) {
+        kv_req *r = kv__waitq_peek(&s->wq);
         uint32_t tokens = kv_req_num_tokens(r);
         kv_hits hits;
         kv_cache_lookup(s->cache, r->seq, tokens, &hits);
@@ -398,7 +434,11 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         uint32_t num_free = kv_pool_num_free(s->pool);
         if (need > num_free)
             break; /* plain pool-full wait */
-        if (num_free - need < s->wm_blocks) {
+        /* vllm rule: the watermark applies only while some request runs
+         * (kv_cache_manager.py@bf292b5f:363-370, scheduler.py:905
+         * has_scheduled_reqs=bool(self.running)). */
+        bool gated = s->cfg.watermark_rule == KV_WATERMARK_V0 || s->n_running > 0;
+        if (gated && num_free - need < s->wm_blocks) {
             s->counters.deferrals++;
             if (s->last_deferral_step != s->pass) {
                 s->counters.deferral_steps++;
@@ -413,10 +453,12 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         bool ok = kv_cache_allocate(s->cache, r->seq, 0, &hits, num_new, tokens);
         assert(ok && "the gate guarantees the chunk fits");
         (void)ok;
-        wq_pop_front(s);
+        kv__waitq_pop(&s->wq);
         r->status = KV_REQ_RUNNING;
         r->num_computed = hit_tokens;
         kv_cache_record_admission(s->cache, tokens, hit_tokens, r->preemptions > 0);
+        if (r->first_token_ns < 0)
+            r->num_cached_tokens = hit_tokens; /* PrefillStats.set until the first token */
         if (!r->admitted) {
             r->admitted = true;
             r->hit_tokens = hit_tokens;
@@ -439,6 +481,20 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
     uint32_t budget = schedule_running(s, batch, s->cfg.max_batched_tokens);
     if (batch->preempted == 0)
         schedule_waiting(s, batch, budget, now_ns);
+    if (!s->cfg.async_scheduling)
+        return;
+    /* vLLM's _update_after_schedule (scheduler.py) and AsyncScheduler's: computed tokens
+     * advance now; a request whose step completes its known tokens plus placeholders is
+     * no prefill chunk, samples, and gets a placeholder for that token.  (Without draft
+     * tokens a request with a placeholder is decoding and always completes, so the test
+     * equals computed ≥ known; the form is vLLM's.) */
+    for (uint32_t i = 0; i < batch->n; i++) {
+        kv_req *r = batch->reqs[i];
+        r->num_computed += r->step_new;
+        r->step_new = 0;
+        batch->samples[i] = r->num_computed >= kv_req_num_tokens(r) + r->placeholders;
+        r->placeholders += batch->samples[i];
+    }
 }
 
 /* A finished request leaves the running list (compacted at the next pass) and frees its
@@ -454,8 +510,48 @@ static void finish(kv_sched *s, kv_req *r, int64_t now_ns)
     s->counters.output_tokens += r->spec->output_len;
 }
 
+/* Async: a preempted request whose last token was in flight finishes in the queue (vLLM's
+ * stopped_preempted_reqs); its blocks went back when it was preempted. */
+static void finish_waiting(kv_sched *s, kv_req *r, int64_t now_ns)
+{
+    bool queued = kv__waitq_remove(&s->wq, r);
+    assert(queued && kv_seq_len(r->seq) == 0);
+    (void)queued;
+    r->finish_ns = now_ns;
+    req_end(r, KV_REQ_FINISHED);
+    s->counters.finished++;
+    s->counters.output_tokens += r->spec->output_len;
+}
+
+/* Async step end: AsyncScheduler._update_request_with_output, in scheduling order. */
+static void step_end_async(kv_sched *s, kv_batch *batch, int64_t now_ns)
+{
+    for (uint32_t i = 0; i < batch->n; i++) {
+        kv_req *r = batch->reqs[i];
+        if (!batch->samples[i] || (r->status != KV_REQ_RUNNING && r->status != KV_REQ_WAITING))
+            continue; /* a prefill chunk, or a request rejected on re-joining */
+        assert(r->placeholders > 0);
+        r->num_generated++;
+        r->placeholders--;
+        if (r->first_token_ns < 0)
+            r->first_token_ns = now_ns;
+        if (r->status == KV_REQ_RUNNING) /* cache_blocks(request, computed − placeholders) */
+            kv_cache_commit(s->cache, r->seq, r->num_computed - r->placeholders);
+        if (r->num_generated == r->spec->output_len) {
+            if (r->status == KV_REQ_RUNNING)
+                finish(s, r, now_ns);
+            else
+                finish_waiting(s, r, now_ns);
+        }
+    }
+}
+
 void kv_sched_step_end(kv_sched *s, kv_batch *batch, int64_t now_ns)
 {
+    if (s->cfg.async_scheduling) {
+        step_end_async(s, batch, now_ns);
+        return;
+    }
     for (uint32_t i = 0; i < batch->n; i++) {
         kv_req *r = batch->reqs[i];
         r->num_computed += r->step_new;
@@ -481,9 +577,9 @@ uint32_t kv_sched_abandon(kv_sched *s)
         n++;
     }
     s->n_running = 0;
-    while (s->wq_len) {
-        kv_req *r = wq_front(s);
-        wq_pop_front(s);
+    while (s->wq.len) {
+        kv_req *r = kv__waitq_peek(&s->wq);
+        kv__waitq_pop(&s->wq);
         req_end(r, KV_REQ_UNFINISHED);
         n++;
     }
@@ -497,7 +593,7 @@ uint32_t kv_sched_num_running(const kv_sched *s)
 
 uint32_t kv_sched_num_waiting(const kv_sched *s)
 {
-    return (uint32_t)s->wq_len;
+    return (uint32_t)s->wq.len;
 }
 
 uint64_t kv_sched_logical_blocks(const kv_sched *s)
@@ -536,9 +632,11 @@ static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_di
             return kv_diag_set(d, -KV_EINVARIANT, "sched: running entry %zu is %s", i,
                                kv_req_status_name(r->status));
         uint64_t held = (uint64_t)r->num_computed + r->step_new;
-        if (held > kv_req_num_tokens(r))
-            return kv_diag_set(d, -KV_EINVARIANT, "sched: row %u computed %llu of %u known tokens",
-                               r->spec->row, (unsigned long long)held, kv_req_num_tokens(r));
+        if (held > (uint64_t)kv_req_num_tokens(r) + r->placeholders)
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "sched: row %u computed %llu of %u known tokens and %u in flight",
+                               r->spec->row, (unsigned long long)held, kv_req_num_tokens(r),
+                               r->placeholders);
         if (kv_seq_len(r->seq) != (held + b - 1) / b)
             return kv_diag_set(d, -KV_EINVARIANT,
                                "sched: row %u holds %u blocks for %llu tokens (block size %u)",
@@ -554,15 +652,20 @@ static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_di
 
 static int check_waiting(const kv_sched *s, kv_diag *d)
 {
-    for (size_t i = 0; i < s->wq_len; i++) {
-        const kv_req *r = s->wq[(s->wq_head + i) % s->wq_cap];
+    for (size_t i = 0; i < s->wq.len; i++) {
+        const kv_req *r = kv__waitq_at(&s->wq, i);
         if (r->status != KV_REQ_WAITING || r->num_computed != 0 || r->step_new != 0 || !r->seq ||
-            kv_seq_len(r->seq) != 0)
+            kv_seq_len(r->seq) != 0 || r->placeholders != 0)
             return kv_diag_set(d, -KV_EINVARIANT,
-                               "sched: waiting entry %zu (row %u) is %s with %u computed tokens "
-                               "and %u blocks",
+                               "sched: waiting entry %zu (row %u) is %s with %u computed tokens, "
+                               "%u blocks and %u in flight",
                                i, r->spec->row, kv_req_status_name(r->status), r->num_computed,
-                               r->seq ? kv_seq_len(r->seq) : 0);
+                               r->seq ? kv_seq_len(r->seq) : 0, r->placeholders);
+        if (s->wq.policy == KV_POLICY_PRIORITY && i > 0 &&
+            kv__req_before(r, kv__waitq_at(&s->wq, (i - 1) / 2)))
+            return kv_diag_set(d, -KV_EINVARIANT,
+                               "sched: waiting entry %zu (row %u) comes before its heap parent", i,
+                               r->spec->row);
     }
     return 0;
 }

@@ -29,7 +29,10 @@ void kv_sim_options_init(kv_sim_options *o)
                                  .chunked_prefill = true,
                                  .admit_full_prompt = true,
                                  .watermark = 0.01,
-                                 .preempt = KV_PREEMPT_FCFS};
+                                 .watermark_rule = KV_WATERMARK_VLLM,
+                                 .preempt = KV_PREEMPT_FCFS,
+                                 .policy = KV_POLICY_FCFS,
+                                 .async_scheduling = true};
     o->prefix_caching = true;
     o->free_order = KV_FREE_SPLIT;
     o->time_model = "roofline";

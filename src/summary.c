@@ -307,13 +307,16 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     c->num_blocks = setup->cap.num_blocks;
     c->num_blocks_from = kv_xstrdup(setup->budget_source);
     c->watermark = o->sched.watermark;
+    c->watermark_rule = kv_xstrdup(kv_watermark_rule_name(o->sched.watermark_rule));
     c->max_seqs = o->sched.max_seqs;
     c->max_batched_tokens = o->sched.max_batched_tokens;
     c->chunked_prefill = o->sched.chunked_prefill;
     c->prefix_caching = o->prefix_caching;
     c->admit_full_prompt = o->sched.admit_full_prompt;
     c->free_order = kv_xstrdup(kv_free_order_name(o->free_order));
-    c->preempt = kv_xstrdup(kv_preempt_name(o->sched.preempt));
+    c->preempt = kv_xstrdup(kv_preempt_name(kv_sched_victim_rule(&o->sched)));
+    c->policy = kv_xstrdup(kv_sched_policy_name(o->sched.policy));
+    c->async_scheduling = o->sched.async_scheduling;
     kv_timing_describe(&ec->timing, buf, sizeof buf);
     c->time_model = kv_xstrdup(buf);
     c->gpu_cost_per_hour = o->gpu_cost_per_hour;

@@ -103,15 +103,15 @@ Test(cli_run, golden_tiny_shared)
     /* sys-a: prefill in step 1 (ends 0.01 s), 7 decode steps → finishes at 0.08 s. */
     size_t n;
     char *rq = read_file(at(out, "requests.csv"), &n);
-    cr_assert(strstr(rq, "\nsys-a,0.000000000,0.000000000,0.010000000,0.080000000,40,8,0,0,"
+    cr_assert(strstr(rq, "\nsys-a,0.000000000,0.000000000,0.010000000,0.080000000,40,8,0,0,0,"
                          "0.010000000,0.010000000,0.080000000,finished\n"),
               "%s", rq);
     cr_assert(strstr(rq, "\nsys-b,0.000000000,0.000000000,0.010000000,"));
-    cr_assert(strstr(rq, ",52,16,32,0,"), "sys-b hit 32 tokens");
+    cr_assert(strstr(rq, ",52,16,32,32,0,"), "sys-b hit 32 tokens (num_cached_tokens too)");
     cr_assert(strstr(rq, "\nexact-prefix,2.000000000,"));
-    cr_assert(strstr(rq, ",32,1,16,0,"), "exact-prefix: the whole last block recomputes");
+    cr_assert(strstr(rq, ",32,1,16,16,0,"), "exact-prefix: the whole last block recomputes");
     cr_assert(strstr(rq, "\nlora,0.500000000,"));
-    cr_assert(strstr(rq, ",40,8,0,0,"));
+    cr_assert(strstr(rq, ",40,8,0,0,0,"));
     cr_assert(strstr(rq, "\n9,3.000000000,"), "an integer id is printed as its number");
 
     /* The stamp: the version `kvsim --version` prints and the command line as run. */
@@ -160,9 +160,45 @@ Test(cli_run, xxh3_gives_the_same_simulation)
     cr_assert_str_eq(json_string_value(json_array_get(notes, json_array_size(notes) - 1)),
                      "block identity by xxh3-128 (--hash-algo), not SHA-256");
     json_array_remove(notes, json_array_size(notes) - 1);
+    json_object_del(x, "command"); /* the command lines differ, of course */
+    json_object_del(y, "command");
     cr_assert(json_equal(x, y), "the same simulation under xxh3-128");
     json_decref(x), json_decref(y);
     run_result_free(&a), run_result_free(&b);
+}
+
+Test(cli_run, scheduler_options_reach_the_config_echo_and_the_summary)
+{
+    /* DESIGN §6.6: the rule, the policy and async scheduling are echoed in summary.json
+     * (config.preempt is the victim rule in effect: --policy priority implies it) and
+     * named in the human summary. */
+    run_result r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--watermark-rule", "v0",
+                             "--policy", "priority", "--async-scheduling", "--json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert(j, "%s", e.text);
+    json_t *c = json_object_get(j, "config");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "watermark_rule")), "v0");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "policy")), "priority");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "preempt")), "priority");
+    cr_assert(json_is_true(json_object_get(c, "async_scheduling")));
+    cr_assert_eq(jnum(j, "watermark", "blocks"), 281, "v0: floor(0.01 · 28180)");
+    json_decref(j);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--policy", "priority",
+                  "--async-scheduling", "--no-async-scheduling", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "  scheduler   priority policy, sync scheduling\n"), "%s", r.out);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--no-async-scheduling",
+                  "--async-scheduling", "--policy", "priority", NULL);
+    cr_assert(strstr(r.out, "  scheduler   priority policy, async scheduling\n"), "%s", r.out);
+    cr_assert(strstr(r.out, "  watermark   0.01 (vllm rule) = 281 blocks: "), "%s", r.out);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), NULL);
+    cr_assert_null(strstr(r.out, "scheduler"), "defaults (fcfs, async) print no scheduler line");
+    run_result_free(&r);
 }
 
 Test(cli_run, json_stdout_equals_summary_file)
@@ -191,12 +227,13 @@ Test(cli_run, requests_csv_row_index_when_no_id)
     char *rq = read_file(at(out, "requests.csv"), NULL);
     /* Trace order: by arrival, ties in file order; blank lines are not rows. */
     const char *want = "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
-                       "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n"
-                       "x,0.250000000,0.250000000,0.750000000,0.750000000,4,1,0,0,0.500000000,,"
+                       "output_len,hit_tokens,num_cached_tokens,preemptions,ttft_s,tpot_s,e2e_s,"
+                       "status\n"
+                       "x,0.250000000,0.250000000,0.750000000,0.750000000,4,1,0,0,0,0.500000000,,"
                        "0.500000000,finished\n"
-                       "0,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0.750000000,"
+                       "0,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0,0.750000000,"
                        "0.500000000,1.250000000,finished\n"
-                       "2,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0.750000000,"
+                       "2,0.500000000,0.750000000,1.250000000,1.750000000,4,2,0,0,0,0.750000000,"
                        "0.500000000,1.250000000,finished\n";
     cr_assert_str_eq(rq, want);
     free(rq), free(out), free(t);
@@ -395,6 +432,15 @@ Test(cli_run, error_paths)
         {{"run", tiny, "--preempt", "lifo", NULL},
          2,
          "kvsim: error: --preempt: 'lifo' is not fcfs or priority\n"},
+        {{"run", tiny, "--watermark-rule", "v1", NULL},
+         2,
+         "kvsim: error: --watermark-rule: 'v1' is not vllm or v0\n"},
+        {{"run", tiny, "--policy", "lifo", NULL},
+         2,
+         "kvsim: error: --policy: 'lifo' is not fcfs or priority\n"},
+        {{"run", tiny, "--async-scheduling", "yes", NULL},
+         2,
+         "kvsim: error: kvsim run takes one TRACE, got 2\n"},
         {{"run", tiny, "--time-model", "warp", NULL},
          2,
          "kvsim: error: --time-model 'warp': expected"},
@@ -472,7 +518,9 @@ Test(cli_run, clock_overflow_is_an_error_not_a_wrap)
     cr_assert(!file_exists(at(out, "summary.json")), "no output after the error");
     run_result_free(&r);
     const char *tiny = src_path("traces/tiny.csv");
-    r = run_kvsim("run", tiny, "--time-model", "linear:1e9,1e9,1e9", NULL);
+    /* Sync, so step 2 is scheduled after row 5 arrives (async plans it at time 0). */
+    r = run_kvsim("run", tiny, "--time-model", "linear:1e9,1e9,1e9", "--no-async-scheduling",
+                  NULL);
     snprintf(want, sizeof want,
              "kvsim: error: %s: the simulated clock passed 2^63 ns (292 years) at step 2, in "
              "the step of row 5 (line 7, arriving at 2.000000000 s)",
@@ -503,6 +551,9 @@ Test(cli_run, help_lists_defaults)
                           "--admit-full-prompt",
                           "--free-order",
                           "--preempt",
+                          "--watermark-rule",
+                          "--policy",
+                          "--no-async-scheduling",
                           "--time-model",
                           "roofline",
                           "--seed",
@@ -668,7 +719,7 @@ Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
     json_decref(j);
     run_result_free(&r);
     r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", "2", NULL);
-    cr_assert(strstr(r.out, "\n  per GPU     199.3 output tokens/s (1 GPU: TP1 x PP1); "),
+    cr_assert(strstr(r.out, "\n  per GPU     198.9 output tokens/s (1 GPU: TP1 x PP1); "),
               "%s", r.out);
     cr_assert(strstr(r.out, " per million output tokens at 2 per GPU-hour\n"), "%s", r.out);
     run_result_free(&r);

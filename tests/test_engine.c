@@ -274,7 +274,8 @@ static void on_step(void *ctx, const kv_step_view *v)
     }
     for (size_t i = 0; i < v->n && !p->bad; i++) {
         const kv_req *r = &v->reqs[i];
-        if (r->num_computed > kv_req_num_tokens(r) || r->num_generated > r->spec->output_len) {
+        if (r->num_computed > kv_req_num_tokens(r) + r->placeholders ||
+            r->num_generated > r->spec->output_len || r->placeholders > 1) {
             p->bad = true;
             snprintf(p->why, sizeof p->why, "step %llu: request %zu over its lengths",
                      (unsigned long long)v->step, i);
@@ -317,6 +318,9 @@ static void random_case(uint64_t seed)
     c.sched.chunked_prefill = kv_rng_below(&rng, 3) != 0;
     c.sched.admit_full_prompt = kv_rng_below(&rng, 2) != 0;
     c.sched.preempt = kv_rng_below(&rng, 2) ? KV_PREEMPT_FCFS : KV_PREEMPT_PRIORITY;
+    c.sched.watermark_rule = kv_rng_below(&rng, 2) ? KV_WATERMARK_VLLM : KV_WATERMARK_V0;
+    c.sched.policy = kv_rng_below(&rng, 3) ? KV_POLICY_FCFS : KV_POLICY_PRIORITY;
+    c.sched.async_scheduling = kv_rng_below(&rng, 2) != 0;
     for (size_t i = 0; i < n; i++)
         specs[i].priority = (int32_t)kv_rng_below(&rng, 3);
     prop p = {0};
@@ -337,6 +341,8 @@ static void random_case(uint64_t seed)
     uint64_t out = 0;
     for (size_t i = 0; i < n; i++) {
         const kv_req *r = &res.reqs[i];
+        cr_assert_eq(r->placeholders, 0, "seed %llu: request %zu ended with a token in flight",
+                     (unsigned long long)seed, i);
         if (r->status == KV_REQ_FINISHED) {
             out += r->spec->output_len;
             cr_assert_eq(r->num_generated, r->spec->output_len);
@@ -355,7 +361,7 @@ static void random_case(uint64_t seed)
 
 Test(engine, randomized_replays_keep_every_invariant)
 {
-    for (uint64_t seed = 1; seed <= 60; seed++)
+    for (uint64_t seed = 1; seed <= 120; seed++)
         random_case(seed);
 }
 

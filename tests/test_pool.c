@@ -203,22 +203,35 @@ Test(pool, R7_append_order_appends_all_tail_first)
     r7_case(KV_FREE_APPEND, want, 6);
 }
 
-Test(pool, R7_caching_off_is_lifo)
+/* S13 with caching off: free [3,2,1] (a table [1,2,3] tail first), then allocate. */
+static void r7_caching_off(kv_free_order order, const kv_block_id *want, kv_block_id first)
 {
-    /* S13: free [3,2,1] (a table [1,2,3] tail first) then allocate: block 3 comes back,
-     * whatever the free order. */
-    for (int o = 0; o < 2; o++) {
-        cr_assert_eq(kv_pool_create(&pool, 6, false, (kv_free_order)o), 0);
-        kv_block_id t[3] = {kv_pool_pop(pool), kv_pool_pop(pool), kv_pool_pop(pool)};
-        kv_block_id rev[] = {t[2], t[1], t[0]};
-        kv_pool_free(pool, rev, 3);
-        kv_block_id want[] = {3, 2, 1, 4, 5};
-        assert_queue(pool, want, 5);
-        cr_assert_eq(kv_pool_pop(pool), 3, "R7: caching off reuses the last freed block");
-        kv_block_id b = 3;
-        kv_pool_free(pool, &b, 1);
-        finish();
-    }
+    cr_assert_eq(kv_pool_create(&pool, 6, false, order), 0);
+    kv_block_id t[3] = {kv_pool_pop(pool), kv_pool_pop(pool), kv_pool_pop(pool)};
+    kv_block_id rev[] = {t[2], t[1], t[0]};
+    kv_pool_free(pool, rev, 3);
+    assert_queue(pool, want, 5);
+    kv_block_id b = kv_pool_pop(pool);
+    cr_assert_eq(b, first, "R7 (%s, caching off): got block %d", kv_free_order_name(order), b);
+    kv_pool_free(pool, &b, 1);
+    finish();
+}
+
+Test(pool, R7_caching_off_split_is_lifo)
+{
+    /* No block has a hash, so split prepends them all: block 3 comes back (current vLLM,
+     * block_pool.py@bf292b5f free_blocks, prepend_n of the hashless blocks; S13). */
+    kv_block_id want[] = {3, 2, 1, 4, 5};
+    r7_caching_off(KV_FREE_SPLIT, want, 3);
+}
+
+Test(pool, R7_caching_off_append_is_fifo)
+{
+    /* §6.6 "Free order with caching off": append appends every freed block, as vLLM did
+     * before PR #42656 (block_pool.py@9d4dc4ca free_blocks, append_n): the old head, 4,
+     * comes back first. */
+    kv_block_id want[] = {4, 5, 3, 2, 1};
+    r7_caching_off(KV_FREE_APPEND, want, 4);
 }
 
 Test(pool, R8_usage_counts_cached_as_free)

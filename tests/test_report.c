@@ -58,7 +58,8 @@ Test(report, request_rows)
     memset(&res, 0, sizeof res);
     kv_report_requests_header(&b, &res);
     cr_assert_str_eq(b.s, "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
-                          "output_len,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,status\n");
+                          "output_len,hit_tokens,num_cached_tokens,preemptions,ttft_s,tpot_s,"
+                          "e2e_s,status\n");
     kv_buf_reset(&b);
     kv_request_spec spec = {.arrival_ns = 500000000, .prompt_len = 64, .output_len = 3, .row = 7};
     kv_req r;
@@ -68,18 +69,19 @@ Test(report, request_rows)
     r.first_token_ns = 1000000000;
     r.finish_ns = 2000000000;
     r.hit_tokens = 32;
+    r.num_cached_tokens = 48;
     r.preemptions = 1;
     res.reqs = &r;
     res.n = 1;
     kv_report_request_row(&b, &res, 0);
-    cr_assert_str_eq(b.s, "7,0.500000000,0.600000000,1.000000000,2.000000000,64,3,32,1,"
+    cr_assert_str_eq(b.s, "7,0.500000000,0.600000000,1.000000000,2.000000000,64,3,32,48,1,"
                           "0.500000000,0.500000000,1.500000000,finished\n");
     kv_buf_reset(&b);
     spec.id = "a,\"b\"";
     kv_req_init(&r, &spec);
     r.status = KV_REQ_REJECTED;
     kv_report_request_row(&b, &res, 0);
-    cr_assert_str_eq(b.s, "\"a,\"\"b\"\"\",0.500000000,,,,64,3,0,0,,,,rejected\n",
+    cr_assert_str_eq(b.s, "\"a,\"\"b\"\"\",0.500000000,,,,64,3,0,0,0,,,,rejected\n",
                      "an id with a comma or quote is quoted; undefined times are empty");
     kv_buf_release(&b);
 }
@@ -102,10 +104,10 @@ Test(report, cluster_request_rows_add_replica_and_predicted_hits)
     kv_report_request_row(&b, &res, 1);
     cr_assert_str_eq(b.s,
                      "id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_len,"
-                     "output_len,predicted_hit_tokens,hit_tokens,preemptions,ttft_s,tpot_s,e2e_s,"
-                     "status\n"
-                     "0,2,0.000000000,,,,64,3,48,16,0,,,,rejected\n"
-                     "1,,0.000000001,,,,64,3,0,0,0,,,,pending\n",
+                     "output_len,predicted_hit_tokens,hit_tokens,num_cached_tokens,preemptions,"
+                     "ttft_s,tpot_s,e2e_s,status\n"
+                     "0,2,0.000000000,,,,64,3,48,16,0,0,,,,rejected\n"
+                     "1,,0.000000001,,,,64,3,0,0,0,0,,,,pending\n",
                      "a request never routed has no replica");
     kv_buf_release(&b);
 }
@@ -121,6 +123,9 @@ static void fill(kv_summary *s)
     s->config.num_blocks_from = strdup("gpu");
     s->config.free_order = strdup("split");
     s->config.preempt = strdup("fcfs");
+    s->config.watermark_rule = strdup("vllm");
+    s->config.policy = strdup("priority");
+    s->config.async_scheduling = true;
     s->config.time_model = strdup("fixed:0.010000000");
     s->config.notes = calloc(1, sizeof *s->config.notes);
     s->config.notes[0] = strdup("a note");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kvsim/sim.h"
+#include "sched_internal.h"
 
 #define MAXR    8
 #define MAXSTEP 64
@@ -22,7 +23,8 @@ typedef struct treq {
 
 typedef struct snap {
     bool taken;
-    int64_t start_ns;
+    int64_t start_ns, end_ns;
+    uint32_t generated[MAXR];
     kv_block_id table[MAXR][16];
     uint32_t len[MAXR];
     kv_req_status status[MAXR];
@@ -47,9 +49,11 @@ static void on_step_end(void *ctx, const kv_step_view *v)
     snap *s = &snaps[v->step];
     s->taken = true;
     s->start_ns = v->start_ns;
+    s->end_ns = v->end_ns;
     for (size_t i = 0; i < v->n && i < MAXR; i++) {
         const kv_block_id *t = kv_req_table(&v->reqs[i], &s->len[i]);
         s->status[i] = v->reqs[i].status;
+        s->generated[i] = v->reqs[i].num_generated;
         for (uint32_t j = 0; j < s->len[i] && j < 16; j++)
             s->table[i][j] = t[j];
     }
@@ -61,7 +65,9 @@ static void on_step_end(void *ctx, const kv_step_view *v)
 }
 
 /* Requests get distinct explicit tokens (row · 1000 + position), so nothing is shared
- * unless a test says so. */
+ * unless a test says so.  The §6.6 scenarios below were also replayed through vLLM's own
+ * scheduler (the reference harness of DESIGN §6.6, on the same tokens, N, b and 1 ms
+ * steps), which printed the same tables and queues after every step. */
 static void make_trace(const treq *r, size_t n)
 {
     memset(&trace, 0, sizeof trace);
@@ -182,6 +188,7 @@ static void s6(kv_free_order order)
     cr_assert_eq(res.stats.sched.preemptions, 1);
     cr_assert_eq(res.reqs[1].preemptions, 1);
     cr_assert_eq(res.reqs[1].hit_tokens, 0, "requests.csv hit_tokens: first admission only");
+    cr_assert_eq(res.reqs[1].num_cached_tokens, 0, "its first token came before the re-hit");
     cr_assert_eq(res.stats.prefix.queries, 8, "§5: first admissions, in tokens");
     cr_assert_eq(res.stats.prefix.hits, 0);
     cr_assert_eq(res.stats.prefix.preempted_queries, 9, "re-admission with 9 known tokens");
@@ -297,7 +304,7 @@ Test(sched, s6_2_head_of_line_blocking)
     cr_assert_eq(res.stats.sched.deferrals, 0, "a full pool is not a watermark deferral");
 }
 
-/* ---- §6.2 watermark: defer vs reject ------------------------------------------------ */
+/* ---- §6.2 watermark (the v0 rule): defer vs reject ---------------------------------- */
 
 Test(sched, s6_2_watermark_defer_then_admit)
 {
@@ -307,6 +314,7 @@ Test(sched, s6_2_watermark_defer_then_admit)
     make_trace(r, 2);
     kv_engine_config c = base_config(11, 4);
     c.sched.watermark = 0.1;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.stats.watermark_blocks, 1);
     /* R: 29-token prompt → 8 blocks at step 1; steps 2, 3 decode (slots 30, 31 fit).
@@ -326,6 +334,7 @@ Test(sched, s6_2_watermark_reject_never_admittable)
     make_trace(r, 2);
     kv_engine_config c = base_config(11, 4);
     c.sched.watermark = 0.1;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.reqs[0].status, KV_REQ_REJECTED);
     cr_assert_eq(res.reqs[0].reject, KV_REJECT_WATERMARK);
@@ -356,21 +365,27 @@ Test(sched, s6_2_admit_full_prompt_vs_chunk_gate)
 
 Test(sched, s6_2_watermark_blocks_floor_of_ieee_product)
 {
-    /* W = floor(watermark · (N−1)) in doubles: 0.29 · 100 = 28.999999999999996 → 28. */
+    /* v0: W = floor(watermark · (N−1)) in doubles: 0.29 · 100 = 28.999999999999996 → 28.
+     * vllm (§6.6): W = int(watermark · N), kv_cache_manager.py@bf292b5f:163, the null block
+     * counted: 0.29 · 101 = 29.29 → 29, 0.01 · 100 = 1, 0.29 · 100 → 28 as in Python. */
     struct {
         double wm;
-        uint32_t n, want;
-    } cases[] = {{0.29, 101, 28}, {0.01, 101, 1}, {0.0, 101, 0},
-                 {0.3, 11, 3},    {0.7, 11, 7},   {0.01, 100, 0}};
+        uint32_t n, want_v0, want_vllm;
+    } cases[] = {{0.29, 101, 28, 29}, {0.01, 101, 1, 1}, {0.0, 101, 0, 0},   {0.3, 11, 3, 3},
+                 {0.7, 11, 7, 7},     {0.01, 100, 0, 1}, {0.29, 100, 28, 28}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        treq r[] = {{0, 1, 1, 0}};
-        make_trace(r, 1);
-        kv_engine_config c = base_config(cases[i].n, 4);
-        c.sched.watermark = cases[i].wm;
-        run(&c);
-        cr_assert_eq(res.stats.watermark_blocks, cases[i].want, "watermark %g, N %u", cases[i].wm,
-                     cases[i].n);
-        teardown();
+        for (int rule = 0; rule < 2; rule++) {
+            treq r[] = {{0, 1, 1, 0}};
+            make_trace(r, 1);
+            kv_engine_config c = base_config(cases[i].n, 4);
+            c.sched.watermark = cases[i].wm;
+            c.sched.watermark_rule = rule ? KV_WATERMARK_V0 : KV_WATERMARK_VLLM;
+            run(&c);
+            uint32_t want = rule ? cases[i].want_v0 : cases[i].want_vllm;
+            cr_assert_eq(res.stats.watermark_blocks, want, "watermark %g, N %u, rule %s",
+                         cases[i].wm, cases[i].n, kv_watermark_rule_name(c.sched.watermark_rule));
+            teardown();
+        }
     }
 }
 
@@ -400,6 +415,7 @@ Test(sched, s6_2_unchunked_budget_stops_head_not_a_deferral)
     c.sched.chunked_prefill = false;
     c.sched.max_batched_tokens = 8;
     c.sched.watermark = 0.5;
+    c.sched.watermark_rule = KV_WATERMARK_V0;
     run(&c);
     cr_assert_eq(res.reqs[2].reject, KV_REJECT_BATCH, "9 known tokens > budget 8");
     /* Steps 2 and 3: R decodes (1 token), X needs 8 > 7; step 4: R finished → X runs. */
@@ -656,4 +672,444 @@ Test(sched, s6_1_preempted_request_rejoins_at_the_front)
     cr_assert_eq(snaps[11].batch[0], 1, "B, at the front, is admitted first");
     cr_assert_eq(snaps[11].batch[1], 2);
     cr_assert_eq(res.reqs[2].first_scheduled_ns, 10000000);
+}
+
+/* ==== §6.6 vLLM parity ================================================================ */
+
+/* ---- watermark rule vllm: W = int(w·N), gated only while a request runs -------------- */
+
+Test(sched, s6_6_watermark_vllm_gate_needs_a_running_request)
+{
+    /* N 10, w 0.1: vllm W = int(0.1 · 10) = 1 (kv_cache_manager.py@bf292b5f:163), v0
+     * ⌊0.1 · 9⌋ = 0.  A (4 blocks) and B (5 blocks) arrive together.  A is admitted with
+     * nothing running (the gate is off: has_scheduled_reqs=bool(self.running),
+     * scheduler.py@bf292b5f:905); B then finds A running, 5 free − 5 needed < W: one
+     * deferral, and it runs alone at step 2 with the queue's head blocks [5..9]. */
+    treq r[] = {{0, 16, 1, 0}, {0, 20, 1, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(10, 4);
+    c.sched.watermark = 0.1;
+    run(&c);
+    cr_assert_eq(res.stats.watermark_blocks, 1);
+    kv_block_id q1[] = {5, 6, 7, 8, 9, 4, 3, 2, 1};
+    assert_queue(1, q1, 9);
+    cr_assert_eq(snaps[1].batch_n, 1, "B waits for the watermark");
+    cr_assert_eq(res.stats.sched.deferrals, 1);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 1000000);
+    kv_block_id q2[] = {4, 3, 2, 1, 9, 8, 7, 6, 5};
+    assert_queue(2, q2, 9);
+    teardown();
+    /* v0: W = 0, B is admitted at step 1 beside A. */
+    make_trace(r, 2);
+    c.sched.watermark_rule = KV_WATERMARK_V0;
+    run(&c);
+    cr_assert_eq(res.stats.watermark_blocks, 0);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 0);
+    cr_assert_eq(res.stats.sched.deferrals, 0);
+}
+
+Test(sched, s6_6_watermark_vllm_idle_engine_admits_any_head)
+{
+    /* N 11, w 0.1 (W 1): a 37-token prompt needs all 10 usable blocks.  v0 rejects it
+     * (exceeds_watermark, §6.2); vllm never rejects: an idle engine admits it (the gate is
+     * off with nothing running), and the 36-token request follows at step 2 into its
+     * freed blocks, [10, 9, …, 2] (the unhashed tail first, R7). */
+    treq r[] = {{0, 37, 1, 0}, {0, 36, 1, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(11, 4);
+    c.sched.watermark = 0.1;
+    run(&c);
+    cr_assert_eq(res.reqs[0].status, KV_REQ_FINISHED);
+    cr_assert_eq(res.rejected, 0);
+    cr_assert_eq(res.stats.sched.rejected[KV_REJECT_WATERMARK], 0);
+    kv_block_id q1[] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+    assert_queue(1, q1, 10);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 1000000);
+    kv_block_id q2[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    assert_queue(2, q2, 10);
+    cr_assert_eq(res.stats.evictions, 8, "the second request evicts 8 of the first's blocks");
+}
+
+/* ---- policy priority: the waiting queue by (priority, arrival, row) ------------------- */
+
+Test(sched, s6_6_policy_priority_orders_the_waiting_queue)
+{
+    /* vLLM's test_priority_scheduling_waiting_queue_order (tests/v1/core/
+     * test_scheduler.py@bf292b5f): max_seqs 1, priorities 3, 1, 2, 0 arriving in that order
+     * while a request runs.  Under --policy priority they are admitted by priority, the
+     * ties of the next check by arrival then row; under fcfs in arrival order. */
+    treq r[] = {{0, 4, 6, 0},  {1, 10, 1, 3}, {2, 10, 1, 1},
+                {3, 10, 1, 2}, {4, 10, 1, 0}, {4, 10, 1, 0}};
+    for (int pol = 0; pol < 2; pol++) {
+        make_trace(r, 6);
+        kv_engine_config c = base_config(20, 4);
+        c.sched.max_seqs = 1;
+        c.sched.policy = pol ? KV_POLICY_PRIORITY : KV_POLICY_FCFS;
+        run(&c);
+        /* The running request frees [1, 2, 3] at the end of step 6. */
+        kv_block_id q6[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 2, 1};
+        assert_queue(6, q6, 19);
+        /* priority: rows 4 and 5 (priority 0, equal arrival: row order), 2, 3, 1. */
+        int64_t want_pri[] = {0, 10000000, 8000000, 9000000, 6000000, 7000000};
+        int64_t want_fcfs[] = {0, 6000000, 7000000, 8000000, 9000000, 10000000};
+        for (int i = 1; i < 6; i++)
+            cr_assert_eq(res.reqs[i].first_scheduled_ns, pol ? want_pri[i] : want_fcfs[i],
+                         "policy %s: row %d", kv_sched_policy_name(c.sched.policy), i);
+        teardown();
+    }
+}
+
+Test(sched, s6_6_policy_priority_preempted_request_reenters_by_its_key)
+{
+    /* N 6, b 4.  A (priority 0) and B (priority 2) hold [1,2] and [3,4]; C (priority 1,
+     * 2 blocks) waits.  Step 2: A takes the last block, B needs one and is the priority
+     * victim (itself), freeing [4, 3].  Under --policy priority B re-enters the heap
+     * behind C (vLLM's PriorityRequestQueue.prepend_request is a plain push), so C is
+     * admitted at step 3 into [4, 3].  Under --policy fcfs --preempt priority B goes to
+     * the front: its resume needs 3 blocks (2 hits at refcount 0 + 1), it blocks C, and B
+     * is admitted first when A finishes. */
+    treq r[] = {{0, 8, 10, 0}, {0, 8, 10, 2}, {0.5, 8, 3, 1}};
+    make_trace(r, 3);
+    kv_engine_config c = base_config(6, 4);
+    c.sched.policy = KV_POLICY_PRIORITY;
+    run(&c);
+    kv_block_id a2[] = {1, 2, 5}, q2[] = {4, 3};
+    assert_table(2, 0, a2, 3);
+    assert_queue(2, q2, 2);
+    cr_assert_eq(snaps[2].status[1], KV_REQ_WAITING);
+    kv_block_id c3[] = {4, 3};
+    assert_table(3, 2, c3, 2);
+    cr_assert_eq(snaps[3].status[1], KV_REQ_WAITING, "B waits behind C");
+    cr_assert_eq(res.reqs[2].first_scheduled_ns, 2000000);
+    cr_assert_eq(res.stats.sched.preemptions, 2);
+    teardown();
+
+    make_trace(r, 3);
+    c.sched.policy = KV_POLICY_FCFS;
+    c.sched.preempt = KV_PREEMPT_PRIORITY;
+    run(&c);
+    assert_queue(3, q2, 2);
+    cr_assert_eq(snaps[3].status[2], KV_REQ_WAITING, "C fits but waits behind B");
+    kv_block_id b11[] = {3, 4, 5}, c11[] = {2, 1};
+    assert_table(11, 1, b11, 3);
+    assert_table(11, 2, c11, 2);
+    cr_assert_eq(snaps[11].batch[0], 1, "B, at the front, is admitted first");
+}
+
+Test(sched, s6_6_policy_priority_implies_priority_victims)
+{
+    cr_assert_eq(kv_sched_victim_rule(
+                     &(kv_sched_config){.policy = KV_POLICY_PRIORITY, .preempt = KV_PREEMPT_FCFS}),
+                 KV_PREEMPT_PRIORITY);
+    cr_assert_eq(kv_sched_victim_rule(
+                     &(kv_sched_config){.policy = KV_POLICY_FCFS, .preempt = KV_PREEMPT_PRIORITY}),
+                 KV_PREEMPT_PRIORITY);
+    cr_assert_eq(kv_sched_victim_rule(&(kv_sched_config){0}), KV_PREEMPT_FCFS);
+}
+
+Test(sched, s6_6_policy_priority_heap_serves_by_key)
+{
+    /* The queue itself: pushes in any order (front or not) pop by (priority, arrival,
+     * row); the FCFS deque keeps arrival order with preempted requests in front. */
+    kv_request_spec sp[6] = {
+        {.arrival_ns = 5, .priority = 1, .row = 0}, {.arrival_ns = 3, .priority = 1, .row = 1},
+        {.arrival_ns = 3, .priority = 1, .row = 2}, {.arrival_ns = 9, .priority = -2, .row = 3},
+        {.arrival_ns = 1, .priority = 4, .row = 4}, {.arrival_ns = 0, .priority = 1, .row = 5}};
+    kv_req rq[6];
+    for (int i = 0; i < 6; i++)
+        kv_req_init(&rq[i], &sp[i]);
+    kv__waitq q;
+    kv__waitq_init(&q, KV_POLICY_PRIORITY);
+    for (int i = 0; i < 6; i++)
+        kv__waitq_push(&q, &rq[i], i % 2 == 0);
+    cr_assert(kv__waitq_remove(&q, &rq[0]));
+    cr_assert(!kv__waitq_remove(&q, &rq[0]));
+    int want[] = {3, 5, 1, 2, 4};
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(kv__waitq_peek(&q), &rq[want[k]], "pop %d", k);
+        kv__waitq_pop(&q);
+    }
+    cr_assert_eq(q.len, 0);
+    kv__waitq_release(&q);
+    kv__waitq_init(&q, KV_POLICY_FCFS);
+    for (int i = 0; i < 6; i++)
+        kv__waitq_push(&q, &rq[i], i == 4);
+    cr_assert(kv__waitq_remove(&q, &rq[2]));
+    int want_fcfs[] = {4, 0, 1, 3, 5};
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(kv__waitq_peek(&q), &rq[want_fcfs[k]], "fcfs pop %d", k);
+        kv__waitq_pop(&q);
+    }
+    kv__waitq_release(&q);
+}
+
+/* ---- num_cached_tokens: the hit of the last admission before the first token --------- */
+
+Test(sched, s6_6_num_cached_tokens_is_the_last_admission_before_the_first_token)
+{
+    /* N 9, b 4, budget 4, chunk gate.  Row 2 (19 tokens) is admitted with no hit, then
+     * preempted three times before its first token; its last admission hits its own first
+     * block (4 tokens).  hit_tokens keeps the first admission's 0 (§6.5); vLLM's
+     * PrefillStats.num_local_cached_tokens (PR #37460, set on every lookup until the
+     * first output takes it, scheduler.py@bf292b5f:769) says 4.  Row 1 re-hits the 8
+     * tokens it shares with row 0 at both its admissions. */
+    treq r[] = {{0, 13, 13, 0}, {0.5, 18, 11, 0}, {1.5, 19, 4, 0}};
+    make_trace(r, 3);
+    for (uint32_t p = 0; p < 8; p++)
+        tokens[1][p] = tokens[0][p];
+    kv_engine_config c = base_config(9, 4);
+    c.sched.max_batched_tokens = 4;
+    c.sched.admit_full_prompt = false;
+    run(&c);
+    cr_assert_eq(res.reqs[2].preemptions, 3);
+    cr_assert_eq(res.reqs[2].hit_tokens, 0);
+    cr_assert_eq(res.reqs[2].num_cached_tokens, 4);
+    cr_assert_eq(res.reqs[1].hit_tokens, 8);
+    cr_assert_eq(res.reqs[1].num_cached_tokens, 8);
+    cr_assert_eq(res.reqs[0].num_cached_tokens, 0);
+    cr_assert_eq(res.reqs[2].first_token_ns, 30000000);
+    kv_block_id t27[] = {4, 3};
+    assert_table(27, 2, t27, 2);
+    cr_assert_eq(res.stats.steps, 33);
+}
+
+/* ---- free order append with caching off appends ------------------------------------- */
+
+Test(sched, s6_6_free_order_append_with_caching_off_appends)
+{
+    /* A holds [1,2,3] and finishes; B arrives later and takes the queue's head: block 4
+     * under append (vLLM before PR #42656, block_pool.py@9d4dc4ca free_blocks appends all),
+     * block 3 under split (every freed block is hashless, so all are prepended; S13). */
+    treq r[] = {{0, 12, 1, 0}, {5, 4, 1, 0}};
+    for (int o = 0; o < 2; o++) {
+        make_trace(r, 2);
+        kv_engine_config c = base_config(8, 4);
+        c.prefix_caching = false;
+        c.free_order = o ? KV_FREE_APPEND : KV_FREE_SPLIT;
+        run(&c);
+        kv_block_id split1[] = {3, 2, 1, 4, 5, 6, 7}, append1[] = {4, 5, 6, 7, 3, 2, 1};
+        assert_queue(1, o ? append1 : split1, 7);
+        kv_block_id split2[] = {3, 2, 1, 4, 5, 6, 7}, append2[] = {5, 6, 7, 3, 2, 1, 4};
+        assert_queue(2, o ? append2 : split2, 7);
+        teardown();
+    }
+}
+
+/* ---- async scheduling (vLLM's AsyncScheduler) ---------------------------------------- */
+
+ParameterizedTestParameters(sched, s6_6_async_stop_by_max_tokens)
+{
+    static uint32_t max_tokens[] = {1, 2, 3, 5};
+    return cr_make_param_array(uint32_t, max_tokens, 4);
+}
+
+ParameterizedTest(uint32_t *m, sched, s6_6_async_stop_by_max_tokens)
+{
+    /* vLLM's test_stop_by_max_tokens (tests/v1/core/test_async_scheduler.py@bf292b5f):
+     * two 10-token prompts; exactly prompt + max_tokens − 1 tokens are scheduled per
+     * request, no extra step for the token in flight (scheduler.py@bf292b5f:442: a
+     * request whose last token is in flight is skipped).  The pass that finds only such
+     * requests is an empty batch: one more step, 0 ns long, so the finish times are the
+     * sync ones. */
+    treq r[] = {{0, 10, *m, 0}, {0, 10, *m, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    uint64_t scheduled = 0;
+    for (int k = 1; k <= (int)res.stats.steps; k++)
+        scheduled += snaps[k].batch_tokens;
+    cr_assert_eq(scheduled, 2 * (10 + *m - 1));
+    cr_assert_eq(res.stats.steps, *m + 1, "one empty step for the last tokens in flight");
+    int64_t last = (int64_t)res.stats.steps;
+    cr_assert_eq(snaps[last].batch_n, 0);
+    cr_assert_eq(snaps[last].start_ns, snaps[last].end_ns, "an empty batch takes no time");
+    cr_assert_eq(res.reqs[0].finish_ns, *m * 1000000);
+    cr_assert_eq(res.sim_time_ns, *m * 1000000);
+}
+
+Test(sched, s6_6_async_slots_are_allocated_for_the_placeholder)
+{
+    /* Same two requests, max_tokens 5 (b 4): the pass of step k+1 runs before step k
+     * ends and allocates the slot of the token in flight, so after step 3 each table
+     * already holds the block for position 12 (sync: only after step 4). */
+    treq r[] = {{0, 10, 5, 0}, {0, 10, 5, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(20, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    kv_block_id t2[] = {1, 2, 3}, t3a[] = {1, 2, 3, 7}, t3b[] = {4, 5, 6, 8};
+    assert_table(2, 0, t2, 3);
+    assert_table(3, 0, t3a, 4);
+    assert_table(3, 1, t3b, 4);
+    kv_block_id q5[] = {8, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 3, 2, 1, 6, 5, 4};
+    assert_queue(5, q5, 19);
+    teardown();
+    make_trace(r, 2);
+    c.sched.async_scheduling = false;
+    run(&c);
+    assert_table(3, 0, t2, 3);
+    assert_table(4, 0, t3a, 4);
+}
+
+Test(sched, s6_6_async_frees_come_one_pass_late_in_zero_time)
+{
+    /* N 6: R (8 + 3 tokens, 3 blocks) runs, X (3 blocks) waits.  R's last token is in
+     * flight when step 4 is scheduled, so step 4 is empty (R skipped, X does not fit);
+     * R frees at the end of step 3, step 4 takes no time, and step 5 admits X at 3 ms,
+     * as sync does at step 4.  Blocks identical to sync's. */
+    treq r[] = {{0, 8, 3, 0}, {0.5, 12, 2, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(6, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    cr_assert_eq(res.stats.steps, 7);
+    cr_assert_eq(snaps[4].batch_n, 0);
+    cr_assert_eq(snaps[4].start_ns, 3000000);
+    cr_assert_eq(snaps[4].end_ns, 3000000);
+    kv_block_id q3[] = {3, 4, 5, 2, 1}, x4[] = {3, 4, 5};
+    assert_queue(3, q3, 5);
+    assert_table(4, 1, x4, 3);
+    cr_assert_eq(res.reqs[1].first_scheduled_ns, 3000000);
+    cr_assert_eq(res.reqs[1].finish_ns, 5000000);
+}
+
+Test(sched, s6_6_async_victim_with_its_last_token_in_flight_finishes_waiting)
+{
+    /* N 5, b 4: A (4 + 10) and B (4 + 5) fill the pool by step 1 ([1,3] and [2,4]: the
+     * placeholder slots).  At the pass of step 6 (during step 5) B's last token is in
+     * flight, so B is skipped, yet it is still the last running request: A needs a block
+     * and B is preempted (sync: B has finished and freed by then).  B's in-flight token
+     * arrives at the end of step 5 and B finishes from the waiting queue
+     * (scheduler.py@bf292b5f update_from_output, stopped_preempted_reqs); A took B's tail block 4.
+     */
+    treq r[] = {{0, 4, 10, 0}, {0, 4, 5, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    kv_block_id a1[] = {1, 3}, b1[] = {2, 4}, a5[] = {1, 3, 4}, q5[] = {2};
+    assert_table(1, 0, a1, 2);
+    assert_table(1, 1, b1, 2);
+    assert_table(5, 0, a5, 3);
+    assert_queue(5, q5, 1);
+    cr_assert_eq(snaps[5].status[1], KV_REQ_FINISHED);
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+    cr_assert_eq(res.reqs[1].finish_ns, 5000000);
+    cr_assert_eq(res.stats.sched.preemptions, 1);
+    cr_assert_eq(res.stats.sched.finished, 2);
+    teardown();
+    make_trace(r, 2);
+    c.sched.async_scheduling = false;
+    run(&c);
+    cr_assert_eq(res.stats.sched.preemptions, 0, "sync: no preemption");
+}
+
+Test(sched, s6_6_async_victim_keeps_its_in_flight_token)
+{
+    /* As above with B's output 7: B is preempted during step 5 with its 5th token in
+     * flight; the token still arrives (B waits with 9 known tokens), so its re-admission
+     * counts 9 preempted query tokens, and B finishes once A is done. */
+    treq r[] = {{0, 4, 10, 0}, {0, 4, 7, 0}};
+    make_trace(r, 2);
+    kv_engine_config c = base_config(5, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    cr_assert_eq(snaps[5].status[1], KV_REQ_WAITING);
+    cr_assert_eq(snaps[5].generated[1], 5, "the in-flight token arrived while B waited");
+    cr_assert_eq(snaps[4].generated[1], 4);
+    kv_block_id b11[] = {2, 4, 3};
+    assert_table(11, 1, b11, 3);
+    cr_assert_eq(res.stats.prefix.preempted_queries, 9);
+    cr_assert_eq(res.reqs[1].finish_ns, 12000000);
+    cr_assert_eq(res.stats.steps, 14);
+}
+
+Test(sched, s6_6_async_last_token_hashes_the_block_it_fills)
+{
+    /* A 1-token prompt with 8 outputs fills 2 blocks.  Its last pass could not hash block
+     * 2 (the 8th token was still in flight); the step end that delivers the last token
+     * hashes it (AsyncScheduler._update_request_with_output: cache_blocks(request,
+     * num_computed_tokens − num_output_placeholders)) before the request frees, so block
+     * 2 goes to the tail as a cached block, as in sync: queue [3, 2, 1], not [2, 3, 1]. */
+    treq r[] = {{0, 1, 8, 0}};
+    make_trace(r, 1);
+    kv_engine_config c = base_config(4, 4);
+    c.sched.async_scheduling = true;
+    run(&c);
+    kv_block_id q8[] = {3, 2, 1};
+    assert_queue(8, q8, 3);
+    cr_assert_eq(res.stats.steps, 9);
+}
+
+Test(sched, s6_6_async_skipped_priority_victim_before_the_request_skips_its_successor)
+{
+    /* N 9, b 4, --policy priority, async.  During step 8 the pass of step 9 runs with
+     * running = [row 1 (priority 1, its last token in flight: skipped), row 2, row 3].
+     * Row 2 needs a block; the victim is row 1, before it and not scheduled.  vLLM removes
+     * it and moves its index back only for a scheduled victim (scheduler.py@bf292b5f:
+     * 540-562), so the index now points past row 2's successor: row 3 is not scheduled in
+     * step 9.  Row 1's last token arrives at the end of step 8: it finishes waiting. */
+    treq r[] = {{0, 5, 2, 0}, {1.5, 6, 5, 1}, {2.5, 10, 8, 0}, {2.5, 3, 5, 0}};
+    make_trace(r, 4);
+    for (uint32_t p = 0; p < 5; p++)
+        tokens[1][p] = tokens[0][p];
+    for (uint32_t p = 0; p < 3; p++)
+        tokens[3][p] = tokens[0][p];
+    kv_engine_config c = base_config(9, 4);
+    c.sched.policy = KV_POLICY_PRIORITY;
+    c.sched.async_scheduling = true;
+    run(&c);
+    kv_block_id r2[] = {3, 4, 5, 7}, r3[] = {6, 8};
+    assert_table(8, 2, r2, 4);
+    assert_table(8, 3, r3, 2);
+    cr_assert_eq(snaps[8].status[1], KV_REQ_FINISHED);
+    cr_assert_eq(res.reqs[1].preemptions, 1);
+    cr_assert_eq(res.reqs[1].finish_ns, 7000000);
+    cr_assert_eq(snaps[9].batch_n, 1, "row 3 is skipped by the index arithmetic");
+    cr_assert_eq(snaps[9].batch[0], 2);
+    kv_block_id q11[] = {8, 2, 1, 6};
+    assert_queue(11, q11, 4);
+    assert_table(11, 2, r2, 4);
+    cr_assert_eq(res.stats.steps, 14);
+}
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+Test(sched, s6_6_rule_and_policy_names_parse_and_print)
+{
+    kv_diag d;
+    kv_watermark_rule w;
+    kv_sched_policy p;
+    cr_assert_eq(kv_watermark_rule_parse("v0", &w, &d), 0);
+    cr_assert_eq(w, KV_WATERMARK_V0);
+    cr_assert_eq(kv_watermark_rule_parse("vllm", &w, &d), 0);
+    cr_assert_eq(w, KV_WATERMARK_VLLM);
+    cr_assert_str_eq(kv_watermark_rule_name(KV_WATERMARK_V0), "v0");
+    cr_assert_eq(kv_watermark_rule_parse("v1", &w, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{watermark_rule}: 'v1' is not vllm or v0");
+    cr_assert_eq(kv_sched_policy_parse("priority", &p, &d), 0);
+    cr_assert_eq(p, KV_POLICY_PRIORITY);
+    cr_assert_str_eq(kv_sched_policy_name(KV_POLICY_FCFS), "fcfs");
+    cr_assert_eq(kv_sched_policy_parse("lifo", &p, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{policy}: 'lifo' is not fcfs or priority");
+}
+
+Test(sched, s6_6_engine_refuses_out_of_range_enums)
+{
+    treq r[] = {{0, 4, 1, 0}};
+    make_trace(r, 1);
+    kv_engine_config c = base_config(8, 4);
+    kv_diag d;
+    c.sched.watermark_rule = (kv_watermark_rule)7;
+    cr_assert_eq(kv_replay(&c, &trace, "test", "bf16", 0, NULL, &res, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{watermark_rule} 7 is not vllm or v0");
+    c.sched.watermark_rule = KV_WATERMARK_VLLM;
+    c.sched.policy = (kv_sched_policy)3;
+    cr_assert_eq(kv_replay(&c, &trace, "test", "bf16", 0, NULL, &res, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{policy} 3 or {preempt} 0 is not fcfs or priority");
+    c.sched.policy = KV_POLICY_FCFS;
+    c.sched.watermark = 1.0;
+    cr_assert_eq(kv_replay(&c, &trace, "test", "bf16", 0, NULL, &res, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{watermark} 1 is not in [0, 1)");
 }

@@ -13,6 +13,11 @@
  * time model's duration.  A step end lets sched advance, sample and finish the step's
  * requests in scheduling order; the next step starts at once if work remains.
  *
+ * With sched.async_scheduling (DESIGN §6.6) the pass of step k+1 runs when step k starts
+ * executing, before step k ends (vLLM's AsyncScheduler behind a batch queue of two): a
+ * step start executes the step planned at the previous start and plans the next; a step
+ * that schedules nothing lasts 0 ns.  Each pass's sample is stamped with its step's start.
+ *
  * Failure has one channel, the return code of kv_engine_advance: the livelock guard (a
  * step that schedules no token and preempts nothing while work waits; by DESIGN's
  * rejection rules it never fires), a clock that would pass 2^63 ns, or (with
@@ -34,7 +39,8 @@
 
 typedef struct kv_engine kv_engine; /* opaque */
 
-/* What on_step_end sees: the state after the step's frees. */
+/* What on_step_end sees: the state after the step's frees (async: after the step's sampled
+ * tokens were applied, with the next step already scheduled). */
 typedef struct kv_step_view {
     uint32_t replica; /* the engine config's replica */
     uint64_t step;    /* 1-based */
@@ -76,7 +82,8 @@ typedef enum kv_engine_event {
 
 /* Counters for reports: cumulative since creation. */
 typedef struct kv_engine_stats {
-    uint64_t steps;          /* executed steps, the livelock step included */
+    uint64_t steps;          /* scheduling passes (executed steps), the livelock step
+                                included */
     int64_t last_step_end;   /* end of the last completed step, 0 before any */
     kv_sched_counters sched; /* finished, output tokens, preemptions, deferrals, … */
     kv_prefix_stats prefix;

@@ -79,6 +79,12 @@ uint32_t kv_cache_need(const kv_cache *c, const kv_seq *s, uint32_t num_computed
 bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
                        uint32_t num_new, uint32_t num_tokens);
 
+/* Hash and index every block of s's table that is full within the first num_tokens
+ * tokens (≤ the tokens its table holds) and not hashed yet: vLLM's cache_blocks, which
+ * the async scheduler calls once a step's sampled tokens are known.  Nothing with caching
+ * off.  Can't fail. */
+void kv_cache_commit(kv_cache *c, kv_seq *s, uint32_t num_tokens);
+
 /* Free the table tail first (R7); the chain is kept (a preempted request re-hits). */
 void kv_cache_free(kv_cache *c, kv_seq *s);
 

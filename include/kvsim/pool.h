@@ -36,7 +36,8 @@ int kv_free_order_parse(const char *s, kv_free_order *out);
 const char *kv_free_order_name(kv_free_order o);
 
 /* num_blocks ≥ 2 (null block + one usable) or -KV_EINVAL; 0 on success.
- * With caching off every freed block is prepended (LIFO reuse) whatever the order. */
+ * With caching off no block is hashed: split prepends every freed block (LIFO reuse),
+ * append appends every one (FIFO reuse, vLLM before PR #42656; DESIGN §6.6). */
 int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_order order);
 void kv_pool_destroy(kv_pool *pool); /* NULL ok; asserts no block is referenced */
 

@@ -47,10 +47,11 @@ typedef struct kv_sim_options {
     kv_router_config router; /* its seed is ignored: routing draws from trace.seed (--seed) */
 } kv_sim_options;
 
-/* DESIGN's defaults: watermark 0.01, max_seqs 256, 8192 batched tokens, chunked prefill,
- * full-prompt admission gate, FCFS preemption, prefix caching, split free order, the
- * roofline time model, seed 1, one replica (the router's defaults: round-robin, exact
- * view, live signals). */
+/* DESIGN's defaults: watermark 0.01 under the vllm rule, max_seqs 256, 8192 batched
+ * tokens, chunked prefill, full-prompt admission gate, FCFS policy and preemption, async
+ * scheduling (vLLM's default, §6.6), prefix caching, split free order, the roofline time
+ * model, seed 1, one replica (the router's defaults: round-robin, exact view, live
+ * signals).  (A zeroed kv_sched_config is sync.) */
 void kv_sim_options_init(kv_sim_options *o);
 
 /* The engine config of a replay (observers unset, invariants per the build option).

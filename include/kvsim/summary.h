@@ -46,13 +46,16 @@ typedef struct kv_summary_config {
     uint64_t num_blocks;
     char *num_blocks_from;
     double watermark;
+    char *watermark_rule;
     uint64_t max_seqs;
     uint64_t max_batched_tokens;
     bool chunked_prefill;
     bool prefix_caching;
     bool admit_full_prompt;
     char *free_order;
-    char *preempt;
+    char *preempt; /* the victim rule in effect (--policy priority implies priority) */
+    char *policy;
+    bool async_scheduling;
     char *time_model;
     double gpu_cost_per_hour; /* --gpu-cost-per-hour; ≤ 0 = not given (null) */
     char **notes; /* n_notes strings */
@@ -192,6 +195,7 @@ typedef enum kv_field_type {
     X(U64, config.num_blocks)                                                                      \
     X(STR, config.num_blocks_from)                                                                 \
     X(F64, config.watermark)                                                                       \
+    X(STR, config.watermark_rule)                                                                  \
     X(U64, config.max_seqs)                                                                        \
     X(U64, config.max_batched_tokens)                                                              \
     X(BOOL, config.chunked_prefill)                                                                \
@@ -199,6 +203,8 @@ typedef enum kv_field_type {
     X(BOOL, config.admit_full_prompt)                                                              \
     X(STR, config.free_order)                                                                      \
     X(STR, config.preempt)                                                                         \
+    X(STR, config.policy)                                                                          \
+    X(BOOL, config.async_scheduling)                                                               \
     X(STR, config.time_model)                                                                      \
     X(F64P, config.gpu_cost_per_hour)                                                              \
     X(STRV, config.notes)                                                                          \

@@ -34,6 +34,8 @@ enum {
     OPT_ROUTER_VIEW,
     OPT_ROUTER_REFRESH,
     OPT_ROUTER_OVERLAP_WEIGHT,
+    OPT_WATERMARK_RULE,
+    OPT_POLICY,
 };
 
 #define SO kv_sim_options
@@ -53,7 +55,9 @@ static const cli_opt trace_opts[] = {
 
 static const cli_opt sched_opts[] = {
     {"watermark", 0, "F", CLI_ID(OPT_WATERMARK),
-     "fraction of usable blocks kept free at admission\n(default 0.01; 0 = current vLLM v1)"},
+     "fraction of blocks kept free at admission\n(default 0.01; vLLM's own default is 0)"},
+    {"watermark-rule", 0, "R", CLI_ID(OPT_WATERMARK_RULE),
+     "vllm (default: W = floor(F * N), only while a\nrequest runs) or v0 (floor(F * (N-1)), always,\nwith rejections)"},
     {"max-seqs", 0, "N", CLI_ID(OPT_MAX_SEQS), "running requests cap (default 256)"},
     {"max-batched-tokens", 0, "N", CLI_ID(OPT_MAX_BATCHED), "token budget per step (default 8192)"},
     {"chunked-prefill", 0, NULL, CLI_SET(SO, sched.chunked_prefill),
@@ -69,6 +73,12 @@ static const cli_opt sched_opts[] = {
     {"free-order", 0, "O", CLI_ID(OPT_FREE_ORDER),
      "split (default, vLLM >= #42656) or append (older vLLM)"},
     {"preempt", 0, "P", CLI_ID(OPT_PREEMPT), "fcfs (default: last running) or priority"},
+    {"policy", 0, "P", CLI_ID(OPT_POLICY),
+     "fcfs (default) or priority: the waiting queue by\n(priority, arrival), priority victims (vLLM's\npolicy)"},
+    {"async-scheduling", 0, NULL, CLI_SET(SO, sched.async_scheduling),
+     "vLLM's async scheduler (default): step k+1 is\nscheduled before step k's tokens are applied"},
+    {"no-async-scheduling", 0, NULL, CLI_CLEAR(SO, sched.async_scheduling),
+     "schedule each step after the previous one's\ntokens are applied"},
     {0},
 };
 
@@ -176,6 +186,13 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
             return CLI_USAGE;
         if (o->gpu_cost_per_hour <= 0)
             return cli_error(CLI_USAGE, "--gpu-cost-per-hour: '%s' must be greater than 0", arg);
+        return 0;
+    case OPT_WATERMARK_RULE:
+    case OPT_POLICY: {
+        int rc = opt->id == OPT_POLICY ? kv_sched_policy_parse(arg, &o->sched.policy, &d)
+                                  : kv_watermark_rule_parse(arg, &o->sched.watermark_rule, &d);
+        return rc == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    }
         return 0;
     case OPT_TIME_MODEL: {
         kv_timing t;

@@ -92,8 +92,13 @@ void cli_print_summary(FILE *f, const kv_summary *s)
             G(c, s->prefix.preempted_hits), G(d, s->prefix.preempted_queries));
     fprintf(f, "  evictions   %s\n", G(a, s->evictions));
     fprintf(f, "  preemptions %s\n", G(a, s->preemptions));
-    fprintf(f, "  watermark   %g = %llu blocks: %s deferrals in %s steps (%s requests held back)\n",
-            s->watermark.watermark, (unsigned long long)s->watermark.blocks,
+    if (strcmp(cfg->policy, "fcfs") != 0 || !cfg->async_scheduling)
+        fprintf(f, "  scheduler   %s policy, %s scheduling\n", cfg->policy,
+                cfg->async_scheduling ? "async" : "sync");
+    fprintf(f,
+            "  watermark   %g (%s rule) = %llu blocks: %s deferrals in %s steps (%s requests held "
+            "back)\n",
+            s->watermark.watermark, cfg->watermark_rule, (unsigned long long)s->watermark.blocks,
             G(a, s->watermark.deferrals), G(b, s->watermark.deferral_steps),
             G(c, s->watermark.deferred_requests));
     fprintf(f, "  latency (s)       p50        p90        p95        p99        max\n");

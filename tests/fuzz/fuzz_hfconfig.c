@@ -42,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                "KV heads %u vs heads %u", m.num_kv_heads, m.num_heads);
     FUZZ_CHECK(m.active_params <= m.num_params, "active %llu > total %llu",
                (unsigned long long)m.active_params, (unsigned long long)m.num_params);
-    FUZZ_CHECK(m.weight_bytes > 0 && m.weight_bytes <= 2, "weight bytes %g", m.weight_bytes);
+    FUZZ_CHECK((m.weight_bytes > 0 && m.weight_bytes <= 2 && !m.weight_quant[0]) ||
+                   (m.weight_bytes == 0 && m.weight_quant[0]),
+               "weight bytes %g, quantisation '%s'", m.weight_bytes, m.weight_quant);
     FUZZ_CHECK(m.kv_dtype == KV_DTYPE_BF16 || m.kv_dtype == KV_DTYPE_FP16, "dtype");
     double c = kv_model_bytes_per_token(&m);
     FUZZ_CHECK(c > 0 && isfinite(c), "bytes per token %g", c);

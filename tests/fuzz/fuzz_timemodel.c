@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int64_t ns = kv_timing_step_ns(&t, tokens[i], tokens[i] * 4096, tokens[i] * 4096);
         FUZZ_CHECK(ns >= 0, "step of %lld ns", (long long)ns);
     }
-    char desc[128];
+    char desc[KV_TIMING_DESCRIBE_MAX]; /* as summary.c gives it */
     kv_timing_describe(&t, desc, sizeof desc);
     FUZZ_CHECK(strlen(desc) < sizeof desc - 1, "description truncated: %s", desc);
     /* the description (the config echo of summary.json) reads back as the same model */
