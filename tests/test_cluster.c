@@ -428,7 +428,7 @@ static void identity(const char *rel, const kv_trace_options *to, uint32_t num_b
     kv_trace_free(t);
 }
 
-Test(cluster, one_replica_is_kv_replay_on_every_bundled_trace, .timeout = 600)
+Test(cluster, one_replica_is_kv_replay_on_every_bundled_trace)
 {
     /* The small traces whole; the six full public traces (traces/real) on their first
      * 1500 rows, in a pool small enough to preempt and evict. */
@@ -522,7 +522,7 @@ Test(cluster, every_replica_walks_its_invariants_and_a_broken_one_is_named)
 /* Random clusters under every policy and view with every walk after every step; with
  * arrivals spaced so that each request finds the cluster idle, the exact view's
  * prediction is exactly the hit granted (C4). */
-Test(cluster, randomized_clusters_keep_every_invariant_and_c4_holds_when_idle, .timeout = 600)
+Test(cluster, randomized_clusters_keep_every_invariant_and_c4_holds_when_idle)
 {
     static const char *const policies[] = {"round-robin",    "random", "least-requests",
                                            "least-kv",       "prefix", "weighted",

@@ -488,7 +488,7 @@ static void private_case(uint64_t seed, uint64_t *preempted_hits)
     }
 }
 
-Test(engine, private_blocks_match_the_reference_mode, .timeout = 300)
+Test(engine, private_blocks_match_the_reference_mode)
 {
     uint64_t preempted_hits = 0;
     for (uint64_t seed = 1; seed <= 80; seed++)
