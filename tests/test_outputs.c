@@ -162,12 +162,18 @@ static const char *long_trace(void)
     return src_path("traces/real/mooncake_fast25_conversation_trace.jsonl");
 }
 
-/* The Mooncake subset's first rows: all of them, or under sanitizers the first 100 (still
- * a 166 KB timeseries.csv, more than the small file systems below hold) so that a fault
- * test costs seconds, not minutes. */
-static const char *moon_limit(void)
+/* Mooncake rows for the fault tests: all of the subset, or under sanitizers its first
+ * `sanitized` rows, which still write more than the small file systems below hold; and the
+ * pool: llama-3-8b's default on an H100 (28,181 blocks), or 4,000 under sanitizers, where
+ * the invariant walk after every step costs O(pool).  A fault test costs seconds. */
+static const char *moon_rows(const char *sanitized)
 {
-    return SANITIZED ? "100" : "500";
+    return SANITIZED ? sanitized : "500";
+}
+
+static const char *moon_pool(void)
+{
+    return SANITIZED ? "4000" : "28181";
 }
 
 /* The text without its summary.json "command" line (the command line that wrote it,
@@ -472,32 +478,34 @@ Test(outputs, a_rerun_leaves_nothing_of_the_earlier_run)
  * DIR is always the earlier run's complete set or the new run's, never a mix. */
 Test(outputs, a_killed_rerun_never_mixes_two_runs)
 {
-    const char *limit = SANITIZED ? "60" : "300";
+    const char *limit = SANITIZED ? "30" : "300";
+    const int kills = SANITIZED ? 4 : 8; /* spread over the run, the last ones after it */
     const char *files[] = {"summary.json", "timeseries.csv", "requests.csv"};
     char *ref[2], *out = pathf("%s/o", dir);
     const char *wm[2] = {"0.01", "0.05"};
     for (int k = 0; k < 2; k++) {
         ref[k] = pathf("%s/ref%d", dir, k);
-        run_result r = run_kvsim("run", long_trace(), "--limit", limit, "--watermark", wm[k],
-                                 "--out", ref[k], "-q", NULL);
+        run_result r = run_kvsim("run", long_trace(), "--limit", limit, "--num-blocks",
+                                 moon_pool(), "--watermark", wm[k], "--out", ref[k], "-q", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
         run_result_free(&r);
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    run_result r = run_kvsim("run", long_trace(), "--limit", limit, "--watermark", wm[0], "--out",
-                             out, "-q", NULL);
+    run_result r = run_kvsim("run", long_trace(), "--limit", limit, "--num-blocks", moon_pool(),
+                             "--watermark", wm[0], "--out", out, "-q", NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_assert_eq(r.status, 0);
     run_result_free(&r);
     long full_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     int news = 0;
-    for (int i = 1; i <= 8; i++) {
-        const char *args[] = {"run", long_trace(), "--limit", limit, "--watermark",
-                              wm[1], "--out",      out,       "-q",  NULL};
+    for (int i = 1; i <= kills; i++) {
+        const char *args[] = {"run",         long_trace(), "--limit",     limit,
+                              "--num-blocks", moon_pool(), "--watermark", wm[1],
+                              "--out",       out,          "-q",          NULL};
         run_opts o = {0};
         kvsim_child c = start_kvsim(&o, args);
-        sleep_ms(full_ms * i / 6); /* the last ones after the run's end */
+        sleep_ms(full_ms * i / (kills - 2));
         kill(c.pid, SIGKILL);
         r = finish_kvsim(&c);
         int which = -1;
@@ -515,14 +523,14 @@ Test(outputs, a_killed_rerun_never_mixes_two_runs)
         news += which;
         run_result_free(&r);
         if (which == 1) { /* back to the earlier run for the next kill */
-            r = run_kvsim("run", long_trace(), "--limit", limit, "--watermark", wm[0], "--out", out,
-                          "-q", NULL);
+            r = run_kvsim("run", long_trace(), "--limit", limit, "--num-blocks", moon_pool(),
+                          "--watermark", wm[0], "--out", out, "-q", NULL);
             cr_assert_eq(r.status, 0);
             run_result_free(&r);
         }
     }
     /* Which kills came after the commit depends on the machine's load: not asserted. */
-    cr_log_info("%d of 8 kills found the new run", news);
+    cr_log_info("%d of %d kills found the new run", news, kills);
     /* SIGKILL cannot be cleaned up after: it leaves hidden temporaries beside DIR, never
      * inside it. */
     char *l = listing(out);
@@ -556,8 +564,8 @@ Test(outputs, a_failed_rerun_keeps_the_earlier_run_whole)
     char *sj = pathf("%s/summary.json", out);
     char *old = read_file(sj, NULL);
     /* A rerun that cannot fit: it fails, and the earlier run is there as it was. */
-    r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", moon_limit(),
-                  "--out", out, "-q", NULL);
+    r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", moon_rows("200"),
+                  "--num-blocks", moon_pool(), "--out", out, "-q", NULL);
     char want[600];
     snprintf(want, sizeof want, "kvsim: error: cannot write '%s/timeseries.csv': No space left",
              out);
@@ -574,8 +582,11 @@ Test(outputs, a_failed_rerun_keeps_the_earlier_run_whole)
 Test(outputs, write_errors_name_the_reason_under_a_file_size_limit)
 {
     char *out = pathf("%s/o", dir);
-    const char *args[] = {"run", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
-                          moon_limit(), "--out", out, "-q", NULL};
+    const char *args[] = {"run",        src_path("traces/mooncake_conv_500.jsonl"),
+                          "--limit",    moon_rows("100"),
+                          "--num-blocks", moon_pool(),
+                          "--out",      out,
+                          "-q",         NULL};
     run_opts o = {.fsize_limit = 16384};
     run_result r = run_kvsim_opts(&o, args);
     char want[600];
@@ -805,14 +816,15 @@ Test(outputs, sweep_failures_keep_their_message_on_a_full_disk)
         cr_skip_test("cannot mount a private tmpfs here");
     char *sw = pathf("%s/sw", fs);
     run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
-                             moon_limit(), "--out", sw, "--watermark", "0,0.01", "-q", NULL);
+                             moon_rows("100"), "--num-blocks", moon_pool(), "--out", sw,
+                             "--watermark", "0,0.01", "-q", NULL);
     cr_assert_eq(r.status, 1);
     cr_assert(!strstr(r.err, "nothing on stderr"), "%s", r.err);
     char want[600];
     snprintf(want, sizeof want,
-             "kvsim: error: configuration 'b16_wm0_split_s256_fcfs' failed, exit 1: cannot write "
-             "'%s/b16_wm0_split_s256_fcfs/timeseries.csv': No space left on device (",
-             sw);
+             "kvsim: error: configuration 'b16_n%s_wm0_split_s256_fcfs' failed, exit 1: cannot "
+             "write '%s/b16_n%s_wm0_split_s256_fcfs/timeseries.csv': No space left on device (",
+             moon_pool(), sw, moon_pool());
     cr_assert(strstr(r.err, want), "%s", r.err);
     run_result_free(&r);
     free(sw);
