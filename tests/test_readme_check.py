@@ -21,14 +21,19 @@ loader.exec_module(rc)
 FENCE = "`" * 3
 
 
-def run_check(readme_text, *args):
-    """(exit status, stdout, README text afterwards) of readme-check on readme_text."""
+def run_check(readme_text, *args, files=None):
+    """(exit status, stdout, README text afterwards) of readme-check on readme_text, in a
+    directory of its own; files, if a list, receives the names in it afterwards."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "README.md")
         with open(path, "w", encoding="utf-8") as f:
             f.write(readme_text)
+        # KVSIM_GNUPLOT: a program that exists, so figures are checked without gnuplot
         p = subprocess.run([sys.executable, SCRIPT, "--kvsim", "/bin/sh", path, *args],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, KVSIM_GNUPLOT="sh"))
+        if files is not None:
+            files += sorted(os.listdir(d))
         with open(path, encoding="utf-8") as f:
             return p.returncode, p.stdout, f.read()
 
@@ -122,9 +127,21 @@ class Verdicts(unittest.TestCase):
     def test_blocks_share_a_scratch_directory_outside_the_tree(self):
         text = (transcript("", "$ mkdir -p out && echo x > out/f") + "\n"
                 + transcript("", "$ cat out/f", "x"))
-        status, out, _ = run_check(text)
+        files = []
+        status, out, _ = run_check(text, files=files)
         self.assertEqual(status, 0, out)
-        self.assertFalse(os.path.exists(os.path.join(ROOT, "out", "f")))
+        self.assertEqual(files, ["README.md"])
+
+    def test_figures_must_be_written_and_update_copies_them(self):
+        text = transcript(" figure=out/f.png:fig.png", "$ mkdir -p out && echo png > out/f.png")
+        files = []
+        self.assertEqual(run_check(text, files=files)[0], 0)
+        self.assertEqual(files, ["README.md"])
+        run_check(text, "--update", files=files)
+        self.assertIn("fig.png", files)
+        status, out, _ = run_check(text.replace("> out/f.png", "> out/g.png"))
+        self.assertEqual(status, 1)
+        self.assertIn("did not write the figure 'out/f.png'", out)
 
 
 if __name__ == "__main__":
