@@ -112,6 +112,11 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(status, 1)
         self.assertIn("'false' exited 1", out)
 
+    def test_a_misspelt_marker_is_an_error(self):
+        status, out, _ = run_check(transcript(" haevy", "$ echo 1", "1"))
+        self.assertEqual(status, 1)
+        self.assertIn("README.md:1: unknown marker word 'haevy'", out)
+
     def test_heavy_blocks_need_all(self):
         text = transcript(" heavy", "$ echo 1", "2")
         self.assertEqual(run_check(text)[0], 0)
