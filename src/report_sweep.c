@@ -3,15 +3,19 @@
  * A row is a pure function of one configuration's summary: every column is a path of the
  * summary schema (one table below, so the header and the values cannot drift apart),
  * printed as summary.json writes it — integers as integers, reals with 15 significant
- * digits, so the CSV text and the JSON text name the same number.  Nothing depends on
+ * digits, so the CSV text and the JSON text name the same number — except the trace,
+ * written as the absolute path of the file it names when that resolves.  Nothing depends on
  * which process ran a configuration or when, so `sweep -j 1`, `sweep -j 8` and `merge` of
  * the same directories write byte-identical files.
  *
  * Out of scope: comparing configurations of different traces or models — merge puts any
  * finished directories side by side; the config echo in each summary says what ran.
  */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +59,42 @@ static const column columns[] = {
     {"tpot_p99_s", "latency_s.tpot.p99"},
     {"output_tok_per_s", "throughput.output_tok_per_s"},
     {"requests_per_s", "throughput.requests_per_s"},
+    {"output_tok_per_s_per_gpu", "throughput.output_tok_per_s_per_gpu"},
+    {"cost_per_million_output_tokens", "throughput.cost_per_million_output_tokens"},
+    /* every other option of the run (the config echo): swept or fixed, each row says
+     * what ran, so merged sweeps of several models, GPUs or traces stay apart */
+    {"requests", "requests.total"},
+    {"model", "config.model"},
+    {"gpu", "config.gpu"},
+    {"tp", "config.tp"},
+    {"pp", "config.pp"},
+    {"kv_dtype", "config.kv_dtype"},
+    {"weight_bytes", "config.weight_bytes"},
+    {"layers", "config.layers"},
+    {"kv_heads", "config.kv_heads"},
+    {"head_dim", "config.head_dim"},
+    {"bytes_per_token_rank", "config.bytes_per_token_rank"},
+    {"block_bytes", "config.block_bytes"},
+    {"gpu_util", "config.gpu_util"},
+    {"reserve_bytes", "config.reserve_bytes"},
+    {"num_blocks_from", "config.num_blocks_from"},
+    {"watermark_rule", "config.watermark_rule"},
+    {"max_batched_tokens", "config.max_batched_tokens"},
+    {"chunked_prefill", "config.chunked_prefill"},
+    {"prefix_caching", "config.prefix_caching"},
+    {"admit_full_prompt", "config.admit_full_prompt"},
+    {"policy", "config.policy"},
+    {"async_scheduling", "config.async_scheduling"},
+    {"time_model", "config.time_model"},
+    {"gpu_cost_per_hour", "config.gpu_cost_per_hour"},
+    {"trace", "config.trace"},
+    {"format", "config.format"},
+    {"trace_block_size", "config.trace_block_size"},
+    {"limit", "config.limit"},
+    {"time_scale", "config.time_scale"},
+    {"rate", "config.rate"},
+    {"shared_prefix", "config.shared_prefix"},
+    {"seed", "config.seed"},
     /* the cluster (DESIGN §10): replicas is 1 and the others empty for one replica */
     {"replicas", "cluster.replicas"},
     {"router", "cluster.router"},
@@ -62,6 +102,8 @@ static const column columns[] = {
     {"router_weight_queue", "cluster.router_weights.queue"},
     {"router_weight_kv", "cluster.router_weights.kv"},
     {"router_view", "cluster.router_view"},
+    {"router_refresh_s", "cluster.router_refresh_s"},
+    {"router_overlap_weight", "cluster.router_overlap_weight"},
     {"gpus", "cluster.gpus"},
     {"requests_max_over_mean", "cluster.imbalance.requests_max_over_mean"},
     {"requests_gini", "cluster.imbalance.requests_gini"},
@@ -74,7 +116,8 @@ static const column columns[] = {
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
-/* Row order after block_size…preempt: the knobs a sweep varies, outermost first. */
+/* Row order: the knobs a sweep varies, outermost first (the classic lists, the cluster,
+ * then the rest of the options in their column order). */
 static const char *const sort_keys[] = {
     "config.block_size",
     "config.num_blocks",
@@ -88,6 +131,39 @@ static const char *const sort_keys[] = {
     "cluster.router_weights.prefix",
     "cluster.router_weights.queue",
     "cluster.router_weights.kv",
+    /* the other options a sweep can vary (rows that agree on all of the above) */
+    "config.model",
+    "config.gpu",
+    "config.tp",
+    "config.pp",
+    "config.kv_dtype",
+    "config.weight_bytes",
+    "config.layers",
+    "config.kv_heads",
+    "config.head_dim",
+    "config.bytes_per_token_rank",
+    "config.gpu_util",
+    "config.reserve_bytes",
+    "config.watermark_rule",
+    "config.max_batched_tokens",
+    "config.chunked_prefill",
+    "config.prefix_caching",
+    "config.admit_full_prompt",
+    "config.policy",
+    "config.async_scheduling",
+    "config.time_model",
+    "config.gpu_cost_per_hour",
+    "config.trace",
+    "config.format",
+    "config.trace_block_size",
+    "config.limit",
+    "config.time_scale",
+    "config.rate",
+    "config.shared_prefix",
+    "config.seed",
+    "cluster.router_view",
+    "cluster.router_refresh_s",
+    "cluster.router_overlap_weight",
 };
 enum { N_SORT_KEYS = sizeof sort_keys / sizeof sort_keys[0] };
 
@@ -149,6 +225,8 @@ static int cmp_field(const kv_summary *a, const kv_summary *b, const kv_field *f
         return strcmp(x ? x : "", y ? y : "");
     }
     double x = kv_summary_number(a, f), y = kv_summary_number(b, f);
+    if (isnan(x) || isnan(y)) /* a null (no rate, no cost, one replica) sorts first */
+        return !isnan(x) - !isnan(y);
     return (x > y) - (x < y);
 }
 
@@ -212,7 +290,15 @@ static void write_rows(kv_buf *b, const kv_sweep_row *rows, size_t m)
         kv_csv_field(b, rows[i].dir);
         for (size_t c = 2; c < N_COLUMNS; c++) {
             kv_buf_putc(b, ',');
-            csv_value(b, &rows[i].summary, kv_summary_field(columns[c].path));
+            const kv_field *f = kv_summary_field(columns[c].path);
+            char real[PATH_MAX];
+            /* The trace as the file it names, so a sweep's own rows and the rows of its
+             * --emit-jobs lines (absolute paths) are one text. */
+            if (f->offset == offsetof(kv_summary, config.trace) &&
+                realpath(rows[i].summary.config.trace, real))
+                kv_csv_field(b, real);
+            else
+                csv_value(b, &rows[i].summary, f);
         }
         kv_buf_putc(b, '\n');
     }

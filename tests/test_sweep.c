@@ -4,6 +4,7 @@
  * shell and merged, a failing configuration, and every error path (exit code, one
  * "kvsim: error:" line, nothing created).  Small traces and --time-model fixed keep each
  * sweep to milliseconds. */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <jansson.h>
@@ -18,8 +19,14 @@ static const char header[] =
     "config,dir,block_size,num_blocks,kv_budget_bytes,watermark,free_order,max_seqs,preempt,"
     "finished,rejected,peak_physical,mean_physical,peak_logical,mean_logical,sharing_ratio,"
     "hit_rate,evictions,preemptions,watermark_deferrals,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
-    "tpot_p99_s,output_tok_per_s,requests_per_s,replicas,router,router_weight_prefix,"
-    "router_weight_queue,router_weight_kv,router_view,gpus,requests_max_over_mean,requests_gini,"
+    "tpot_p99_s,output_tok_per_s,requests_per_s,output_tok_per_s_per_gpu,"
+    "cost_per_million_output_tokens,requests,model,gpu,tp,pp,kv_dtype,weight_bytes,layers,"
+    "kv_heads,head_dim,bytes_per_token_rank,block_bytes,gpu_util,reserve_bytes,num_blocks_from,"
+    "watermark_rule,max_batched_tokens,chunked_prefill,prefix_caching,admit_full_prompt,policy,"
+    "async_scheduling,time_model,gpu_cost_per_hour,trace,format,trace_block_size,limit,"
+    "time_scale,rate,shared_prefix,seed,replicas,router,router_weight_prefix,"
+    "router_weight_queue,router_weight_kv,router_view,router_refresh_s,router_overlap_weight,gpus,"
+    "requests_max_over_mean,requests_gini,"
     "blocks_max_over_mean,blocks_gini,predicted_hit_tokens,granted_hit_tokens,overpredicted,"
     "underpredicted";
 
@@ -51,12 +58,48 @@ static const char *const paths[] = {
     "latency_s.tpot.p99",
     "throughput.output_tok_per_s",
     "throughput.requests_per_s",
+    "throughput.output_tok_per_s_per_gpu",
+    "throughput.cost_per_million_output_tokens",
+    "requests.total",
+    "config.model",
+    "config.gpu",
+    "config.tp",
+    "config.pp",
+    "config.kv_dtype",
+    "config.weight_bytes",
+    "config.layers",
+    "config.kv_heads",
+    "config.head_dim",
+    "config.bytes_per_token_rank",
+    "config.block_bytes",
+    "config.gpu_util",
+    "config.reserve_bytes",
+    "config.num_blocks_from",
+    "config.watermark_rule",
+    "config.max_batched_tokens",
+    "config.chunked_prefill",
+    "config.prefix_caching",
+    "config.admit_full_prompt",
+    "config.policy",
+    "config.async_scheduling",
+    "config.time_model",
+    "config.gpu_cost_per_hour",
+    "config.trace",
+    "config.format",
+    "config.trace_block_size",
+    "config.limit",
+    "config.time_scale",
+    "config.rate",
+    "config.shared_prefix",
+    "config.seed",
     "cluster.replicas", /* FIRST_CLUSTER_COL: summary.json has them with two or more replicas */
     "cluster.router",
     "cluster.router_weights.prefix",
     "cluster.router_weights.queue",
     "cluster.router_weights.kv",
     "cluster.router_view",
+    "cluster.router_refresh_s",
+    "cluster.router_overlap_weight",
     "cluster.gpus",
     "cluster.imbalance.requests_max_over_mean",
     "cluster.imbalance.requests_gini",
@@ -67,7 +110,7 @@ static const char *const paths[] = {
     "cluster.router_accuracy.overpredicted",
     "cluster.router_accuracy.underpredicted",
 };
-enum { N_COLS = sizeof paths / sizeof paths[0], FIRST_CLUSTER_COL = 26 };
+enum { N_COLS = sizeof paths / sizeof paths[0], FIRST_CLUSTER_COL = 60 };
 
 static char *path2(const char *a, const char *b)
 {
@@ -98,8 +141,19 @@ static void table_read(table *t, const char *csv_path)
         size_t c = 0;
         for (char *p = line;; c++) {
             cr_assert(c < N_COLS, "too many cells: %s", line);
-            t->cells[t->n][c] = p;
-            char *comma = strchr(p, ',');
+            char *end = p;
+            if (*p == '"') { /* a quoted cell (the time model's commas): unquoted in place */
+                t->cells[t->n][c] = ++p;
+                char *w = p;
+                for (; *p && !(p[0] == '"' && p[1] != '"'); p++)
+                    *w++ = p[0] == '"' ? *++p : *p;
+                cr_assert(*p == '"', "unterminated quote: %s", line);
+                end = p + 1;
+                *w = '\0';
+            } else {
+                t->cells[t->n][c] = p;
+            }
+            char *comma = strchr(end, ',');
             if (!comma)
                 break;
             *comma = '\0';
@@ -319,7 +373,16 @@ static void cells_are_summary(const table *t, size_t i, json_t *s)
             continue;
         }
         json_t *v = get(s, paths[c]);
-        if (json_is_string(v)) {
+        if (json_is_null(v)) {
+            cr_assert_str_empty(t->cells[i][c], "%s", paths[c]);
+        } else if (json_is_boolean(v)) {
+            cr_assert_str_eq(t->cells[i][c], json_is_true(v) ? "true" : "false", "%s", paths[c]);
+        } else if (strcmp(paths[c], "config.trace") == 0) {
+            char *real = realpath(json_string_value(v), NULL);
+            cr_assert(real);
+            cr_assert_str_eq(t->cells[i][c], real, "the trace as the file it names");
+            free(real);
+        } else if (json_is_string(v)) {
             cr_assert_str_eq(t->cells[i][c], json_string_value(v), "%s", paths[c]);
         } else if (json_is_integer(v)) {
             char want[32];

@@ -125,7 +125,8 @@ int kv_sweep_row_load(kv_sweep_row *r, const char *dir, kv_diag *diag);
 void kv_sweep_row_failed(kv_sweep_row *r, const char *dir, const char *failure);
 void kv_sweep_row_release(kv_sweep_row *r);
 /* The canonical row order: block_size, num_blocks, kv_budget_bytes, watermark, free_order,
- * max_seqs, preempt (numbers ascending, names alphabetically), then dir.  Failed rows go
+ * max_seqs, preempt, the cluster's knobs, then every other option in its sweep.csv column
+ * order (numbers ascending with nulls first, names alphabetically), then dir.  Failed rows go
  * last, by dir. */
 void kv_sweep_rows_sort(kv_sweep_row *rows, size_t n);
 /* Write sweep.csv to path ("-" = standard output) atomically: the header, then one line per
@@ -142,11 +143,10 @@ bool kv_sweep_is_config_dir(const char *dir);
 typedef void (*kv_sweep_left_out)(void *ctx, const char *dir);
 /* The rows of every finished configuration in dirs, sorted (kv_sweep_rows_sort): a
  * configuration directory is one row, any other is searched one level deep; a directory
- * given or found twice gives one row.  Every row must have replayed the same workload on
- * the same setup (trace, model, GPU, …: everything sweep.csv has no column for).
- * left_out may be NULL.  0, or -KV_EIO / -KV_EPARSE with a diag (an unreadable directory
- * or summary), or -KV_EINVAL naming two directories and the field they differ in; *rows
- * (*n of them, each to release) must be freed either way. */
+ * given or found twice gives one row.  Rows may differ in anything: sweep.csv has a
+ * column for every option of the run.  left_out may be NULL.  0, or -KV_EIO / -KV_EPARSE
+ * with a diag (an unreadable directory or summary); *rows (*n of them, each to release)
+ * must be freed either way. */
 int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
                      kv_sweep_row **rows, size_t *n, kv_diag *diag);
 

@@ -99,12 +99,16 @@ int cli_sweep_list(kv_sweep_space *sp, const char *opt, const char *list, kv_set
 void cli_sweep_print_table(FILE *f, const kv_sweep_row *rows, size_t n)
 {
     int w = 6;
-    for (size_t i = 0; i < n; i++)
+    bool cost = false; /* the cost column only when some run was given --gpu-cost-per-hour */
+    for (size_t i = 0; i < n; i++) {
         if ((int)strlen(rows[i].config) > w)
             w = (int)strlen(rows[i].config);
-    fprintf(f, "  %-*s %10s %8s %8s %10s %7s %6s %10s %8s %8s %9s %9s %9s\n", w, "config",
+        cost |= rows[i].ok && rows[i].summary.throughput.cost_per_million_output_tokens > 0;
+    }
+    fprintf(f, "  %-*s %10s %8s %8s %10s %7s %6s %10s %8s %8s %9s %9s %9s %9s%s\n", w, "config",
             "num_blocks", "finished", "rejected", "peak_phys", "sharing", "hit%", "evictions",
-            "preempt", "wm_defer", "ttft_p99", "tpot_p99", "tok/s");
+            "preempt", "wm_defer", "ttft_p99", "tpot_p99", "tok/s", "tok/s/GPU",
+            cost ? "  cost/Mtok" : "");
     for (size_t i = 0; i < n; i++) {
         const kv_summary *s = &rows[i].summary;
         if (!rows[i].ok) {
@@ -113,12 +117,19 @@ void cli_sweep_print_table(FILE *f, const kv_sweep_row *rows, size_t n)
         }
         fprintf(f,
                 "  %-*s %10llu %8llu %8llu %10llu %7.3f %6.2f %10llu %8llu %8llu %9.3f %9.4f "
-                "%9.1f\n",
+                "%9.1f %9.1f",
                 w, rows[i].config, (unsigned long long)s->config.num_blocks,
                 (unsigned long long)s->requests.finished, (unsigned long long)s->requests.rejected,
                 (unsigned long long)s->blocks.peak_physical, s->blocks.sharing_ratio,
                 100.0 * s->prefix.hit_rate, (unsigned long long)s->evictions,
                 (unsigned long long)s->preemptions, (unsigned long long)s->watermark.deferrals,
-                s->latency_s.ttft.p99, s->latency_s.tpot.p99, s->throughput.output_tok_per_s);
+                s->latency_s.ttft.p99, s->latency_s.tpot.p99, s->throughput.output_tok_per_s,
+                s->throughput.output_tok_per_s_per_gpu);
+        double c = s->throughput.cost_per_million_output_tokens;
+        if (cost && c > 0)
+            fprintf(f, " %10.4g", c);
+        else if (cost)
+            fprintf(f, " %10s", "-");
+        fputc('\n', f);
     }
 }
