@@ -278,7 +278,7 @@ void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress pro
         jobs[i].err_len = 0;
         sts[i].fd = -1;
     }
-    bool changed = n > 0;
+    bool changed = false;
     for (;;) {
         while (running < parallel && next < n) {
             if (start(&jobs[next], &sts[next]) == 0)
@@ -286,6 +286,7 @@ void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress pro
             else
                 done++;
             next++;
+            changed = true;
         }
         /* Reported after the free slots were refilled, so running is what runs now (not
          * one less between a job's end and the next one's start). */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/proc.h"
 #include "support.h"
 
 static const char header[] =
@@ -672,6 +673,48 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 }
 
 /* ---- help ------------------------------------------------------------------------------ */
+
+/* ---- progress -------------------------------------------------------------------------- */
+
+typedef struct seen_progress {
+    size_t done[16], running[16];
+    size_t n;
+} seen_progress;
+
+static void record_progress(void *ctx, size_t done, size_t n, size_t running)
+{
+    seen_progress *p = ctx;
+    cr_assert_eq(n, 5);
+    cr_assert_lt(p->n, 16);
+    p->done[p->n] = done;
+    p->running[p->n++] = running;
+}
+
+/* `sweep -j 2` said "1 running" while two ran: the count was taken between a job's end
+ * and the next one's start.  Now every report is after the refill. */
+Test(sweep, progress_counts_the_jobs_running_after_the_refill)
+{
+    char *argv[] = {"sh", "-c", "sleep 0.05", NULL};
+    kv_job jobs[5];
+    for (int i = 0; i < 5; i++)
+        jobs[i] = (kv_job){.program = "/bin/sh", .argv = argv};
+    seen_progress p = {0};
+    kv_proc_run(jobs, 5, 2, record_progress, &p);
+    cr_assert_geq(p.n, 2);
+    cr_assert_eq(p.done[0], 0, "a first report as the first jobs start");
+    cr_assert_eq(p.running[0], 2);
+    for (size_t i = 0; i < p.n; i++) {
+        size_t left = 5 - p.done[i];
+        cr_assert_eq(p.running[i], left < 2 ? left : 2, "report %zu: %zu done, %zu running", i,
+                     p.done[i], p.running[i]);
+        cr_assert(i == 0 || p.done[i] > p.done[i - 1], "each report after an end");
+    }
+    cr_assert_eq(p.done[p.n - 1], 5, "the last report: all done, none running");
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(jobs[i].exit_code, 0);
+        kv_job_release(&jobs[i]);
+    }
+}
 
 Test(sweep, help_documents_the_choices)
 {
