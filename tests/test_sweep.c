@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kvsim/proc.h"
 #include "support.h"
@@ -674,6 +675,107 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
 /* ---- help ------------------------------------------------------------------------------ */
 
+/* ---- every run option is a list ------------------------------------------------------- */
+
+static long long estimate_at(const char *tp, const char *block_size, const char *path)
+{
+    run_result r = run_kvsim("estimate", "--json", "--tp", tp, "--block-size", block_size, NULL);
+    assert_ok(&r);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert(j);
+    long long v = json_integer_value(get(j, path));
+    json_decref(j);
+    run_result_free(&r);
+    return v;
+}
+
+/* --tp and the prefix-caching pair as lists: their labels join the names (after the
+ * classic axes), each setup gets its own constant budget over the block sizes, every cell
+ * is its run's, and a list of one value changes no name. */
+Test(sweep, every_run_option_is_a_list)
+{
+    char *tmp = make_temp_dir();
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--tp", "2,1", "--prefix-caching",
+                             "on,off", "--block-size", "32,16", "--gpu-cost-per-hour", "2",
+                             "--time-model", "fixed:0.01", "-j", "2", NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "budget     constant per setup: "), "%s", r.out);
+    static const char *const tails[] = {"tp1_nopc", "tp1_pc", "tp2_nopc", "tp2_pc"};
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 8);
+    for (size_t i = 0; i < 8; i++) {
+        const char *b = i < 4 ? "16" : "32", *tp = (i % 4) < 2 ? "1" : "2";
+        char want[96];
+        snprintf(want, sizeof want, "b%s_wm0.01_split_s256_fcfs_%s", b, tails[i % 4]);
+        cr_assert_str_eq(t.cells[i][0], want);
+        char *dir = path2(tmp, want);
+        json_t *s = load_summary(dir);
+        cells_are_summary(&t, i, s);
+        cr_assert_eq(json_integer_value(get(s, "config.tp")), atoi(tp));
+        cr_assert_eq(json_is_true(get(s, "config.prefix_caching")), i % 2 == 1);
+        cr_assert_eq(json_real_value(get(s, "config.gpu_cost_per_hour")), 2.0);
+        /* One budget per setup (TP changes the weights per rank), constant over the block
+         * sizes: the budget kvsim estimate derives at that TP. */
+        long long budget = estimate_at(tp, "16", "capacity.kv_budget_bytes");
+        cr_assert_eq(json_integer_value(get(s, "config.kv_budget_bytes")), budget);
+        cr_assert_eq(json_integer_value(get(s, "config.num_blocks")),
+                     estimate_at(tp, b, "capacity.num_blocks"));
+        json_decref(s);
+        free(dir);
+    }
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    /* The emitted lines use run's flags for on and off. */
+    char *out2 = path2(tmp, "two");
+    r = run_kvsim("sweep", tiny(), "--out", out2, "--prefix-caching", "off,on", "--emit-jobs", "-",
+                  NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, " --no-prefix-caching ") && strstr(r.out, " --prefix-caching "),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "/b16_wm0.01_split_s256_fcfs_nopc --quiet\n"), "%s", r.out);
+    run_result_free(&r);
+    /* One value: passed to every run, no label. */
+    char *out3 = path2(tmp, "one");
+    r = run_kvsim("sweep", tiny(), "--out", out3, "--tp", "2", "--time-model", "fixed:0.01", "-q",
+                  NULL);
+    assert_ok(&r);
+    char *dir = path2(out3, "b16_wm0.01_split_s256_fcfs");
+    json_t *s = load_summary(dir);
+    cr_assert_eq(json_integer_value(get(s, "config.tp")), 2);
+    json_decref(s);
+    run_result_free(&r);
+    free(dir), free(out2), free(out3);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* A model file in a list: named by its base name, and absolute in --emit-jobs lines. */
+Test(sweep, model_files_in_a_list)
+{
+    char *tmp = make_temp_dir();
+    char cwd[4096];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(src_path("")), 0);
+    run_result r = run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--model",
+                             "tests/data/hf/Qwen2.5-7B.json,llama-3-8b", "--emit-jobs", "-", NULL);
+    assert_ok(&r);
+    char *abs = realpath("tests/data/hf/Qwen2.5-7B.json", NULL);
+    cr_assert_eq(chdir(cwd), 0);
+    char want[4300];
+    snprintf(want, sizeof want, " --model %s ", abs);
+    cr_assert(strstr(r.out, want), "%s", r.out);
+    cr_assert(strstr(r.out, "_fcfs_Qwen2.5-7B --quiet\n"), "%s", r.out);
+    cr_assert(strstr(r.out, " --model llama-3-8b ") && strstr(r.out, "_fcfs_llama-3-8b --quiet\n"),
+              "%s", r.out);
+    run_result_free(&r);
+    free(abs);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 /* ---- progress -------------------------------------------------------------------------- */
 
 typedef struct seen_progress {
@@ -779,6 +881,31 @@ ParameterizedTestParameters(sweep, errors)
         {{"@TRACE", "--out", "@OUT", "--block-size", "16,16"},
          2,
          "--block-size: 16 appears twice in the list '16,16'"},
+        /* every run option is a list: run's own messages, and the sweep's rules */
+        {{"@TRACE", "--out", "@OUT", "--tp", "1,0"}, 2, "--tp: '0' must be between 1 and 4096"},
+        {{"@TRACE", "--out", "@OUT", "--tp", "2,02"}, 2, "--tp: 2 appears twice in the list '2,02'"},
+        {{"@TRACE", "--out", "@OUT", "--kv-dtype", "fp8,fp9"},
+         2,
+         "--kv-dtype: unknown dtype 'fp9' (known: fp16, bf16, fp8, int8, int4)"},
+        {{"@TRACE", "--out", "@OUT", "--prefix-caching", "on,yes"},
+         2,
+         "--prefix-caching: 'yes' is not on or off (a sweep lists on, off or on,off)"},
+        {{"@TRACE", "--out", "@OUT", "--prefix-caching", "on,off", "--no-prefix-caching"},
+         2,
+         "--no-prefix-caching and the list --prefix-caching: give the list only (with off in it)"},
+        {{"@TRACE", "--out", "@OUT", "--chunked-prefill", "off,off"},
+         2,
+         "--chunked-prefill: off appears twice in the list 'off,off'"},
+        {{"@TRACE", "--out", "@OUT", "--time-model", "fixed:0.01,linear:1,2"},
+         2,
+         "--time-model 'linear:1,2': linear:A,B,C needs three non-negative numbers"},
+        {{"@TRACE", "--out", "@OUT", "--model", "llama-3-8b,llama-9"},
+         2,
+         "configuration 'b16_wm0.01_split_s256_fcfs_llama-9': --model: unknown model preset "
+         "'llama-9'"},
+        {{"@TRACE", "--out", "@OUT", "--model", "x/a.json,y/a.json"},
+         2,
+         "--model: 'x/a.json' and 'y/a.json' would both be named 'a' in the directory names"},
         {{"@TRACE", "--out", "@OUT", "--watermark", "0.01,0.010"},
          2,
          "--watermark: 0.01 appears twice in the list '0.01,0.010'"},
