@@ -236,6 +236,8 @@ void cli_sweep_print_header(FILE *f, const sweep *s)
             fputs("  budget     constant per setup: derived once for each setup from the GPU and\n"
                   "             passed to its block sizes as --kv-budget\n",
                   f);
+        else if (s->mode == KV_SWEEP_POOL_GPU)
+            fputs("  budget     derived from the GPU by each run as kvsim run does\n", f);
         if (s->mode == KV_SWEEP_POOL_CONST || s->mode == KV_SWEEP_POOL_GPU)
             return;
     } else {
