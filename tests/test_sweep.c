@@ -287,9 +287,9 @@ Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
 
 /* ---- constant budget ------------------------------------------------------------------ */
 
-static long long estimate_int(const char *block_size, const char *path)
+static long long estimate_at(const char *tp, const char *block_size, const char *path)
 {
-    run_result r = run_kvsim("estimate", "--json", "--block-size", block_size, NULL);
+    run_result r = run_kvsim("estimate", "--json", "--tp", tp, "--block-size", block_size, NULL);
     assert_ok(&r);
     json_t *j = json_loads(r.out, 0, NULL);
     cr_assert(j);
@@ -297,6 +297,11 @@ static long long estimate_int(const char *block_size, const char *path)
     json_decref(j);
     run_result_free(&r);
     return v;
+}
+
+static long long estimate_int(const char *block_size, const char *path)
+{
+    return estimate_at("1", block_size, path);
 }
 
 Test(sweep, block_sizes_compare_at_one_budget)
@@ -677,17 +682,6 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
 /* ---- every run option is a list ------------------------------------------------------- */
 
-static long long estimate_at(const char *tp, const char *block_size, const char *path)
-{
-    run_result r = run_kvsim("estimate", "--json", "--tp", tp, "--block-size", block_size, NULL);
-    assert_ok(&r);
-    json_t *j = json_loads(r.out, 0, NULL);
-    cr_assert(j);
-    long long v = json_integer_value(get(j, path));
-    json_decref(j);
-    run_result_free(&r);
-    return v;
-}
 
 /* --tp and the prefix-caching pair as lists: their labels join the names (after the
  * classic axes), each setup gets its own constant budget over the block sizes, every cell
