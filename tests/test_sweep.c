@@ -746,6 +746,42 @@ Test(sweep, every_run_option_is_a_list)
     free(tmp);
 }
 
+/* Rows that agree on every classic knob are ordered by the option columns as numbers
+ * (512 before 4096, though "mbt4096" sorts first as a name); the trace cell is the file
+ * the relative path names. */
+Test(sweep, option_columns_order_rows_and_the_trace_is_its_file)
+{
+    char *tmp = make_temp_dir();
+    char cwd[4096];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(src_path("")), 0);
+    run_result r = run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--max-batched-tokens",
+                             "4096,512", "--time-model", "fixed:0.01", "-q", NULL);
+    char *abs = realpath("traces/tiny_shared.jsonl", NULL);
+    cr_assert_eq(chdir(cwd), 0);
+    assert_ok(&r);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 2);
+    size_t tp = 0, trace = 0;
+    for (size_t c = 0; c < N_COLS; c++) {
+        if (paths[c] && strcmp(paths[c], "config.max_batched_tokens") == 0)
+            tp = c;
+        if (paths[c] && strcmp(paths[c], "config.trace") == 0)
+            trace = c;
+    }
+    cr_assert_str_eq(t.cells[0][tp], "512");
+    cr_assert_str_eq(t.cells[1][tp], "4096");
+    cr_assert_str_eq(t.cells[0][trace], abs);
+    free(t.text);
+    free(csv);
+    free(abs);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 /* A model file in a list: named by its base name, and absolute in --emit-jobs lines. */
 Test(sweep, model_files_in_a_list)
 {

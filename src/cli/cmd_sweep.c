@@ -1,11 +1,13 @@
 /* kvsim sweep TRACE --out DIR: replay one trace under the cartesian product of comma lists
- * of pool and scheduler knobs, one `kvsim run` per configuration, and collect sweep.csv.
+ * of any of `kvsim run`'s options, one `kvsim run` per configuration, and collect
+ * sweep.csv.
  *
  * Flow: parse (every list value and every passed-through option is validated by the very
  * handler `kvsim run` uses; the run options seen are recorded, in order, by the seen hook)
- * → load the trace once and resolve the model once (so a bad trace or model is one error
- * before anything starts) → decide the pool size of every configuration (the
- * constant-budget rule below) → build one `kvsim run` argv per configuration → either
+ * → resolve every configuration's setup and engine config and load the trace (so a bad
+ * trace or model is one error before anything starts) and decide the pool size of every
+ * configuration (the constant-budget rule below) → build one `kvsim run` argv per
+ * configuration (src/cli/sweep_configs.c) → either
  * write them as shell command lines (--emit-jobs) or run them as child processes, at most
  * -j at once → sweep.csv from the finished directories (the same rows as `kvsim merge`,
  * src/report_sweep.c) → the human table.
@@ -18,7 +20,8 @@
  * running the children is src/proc.c's (kv_proc_run).
  *
  * Constant budget: with several block sizes and no pool size, the KV budget is resolved
- * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
+ * once from the model, GPU, --gpu-util and --reserve (once per setup when setup lists
+ * vary them) and passed to every configuration as
  * --kv-budget BYTES, so num_blocks = floor(budget / block bytes) per block size: the
  * comparison is at equal memory.  --num-blocks with several block sizes compares equal
  * block counts (the budget then differs, and the header says so).
