@@ -623,9 +623,8 @@ Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
     /* The same search, spelled as a load. */
     char lbuf[40];
     snprintf(lbuf, sizeof lbuf, "%.12g", load);
-    r = run_kvsim("plan", trace, "--over", "replicas", "--load", lbuf, "--router",
-                  "least-requests", "--tp", "2", "--time-model", TIME_MODEL, "--slo", SLO_SPEC,
-                  "--json", NULL);
+    r = run_kvsim("plan", trace, "--over", "replicas", "--load", lbuf, "--router", "least-requests",
+                  "--tp", "2", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, "--json", NULL);
     cr_assert_eq(r.status, 0, "plan: %s", r.err);
     json_t *q = json_of(&r);
     run_result_free(&r);
@@ -638,10 +637,13 @@ Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
                   "--gpu-cost-per-hour", "3", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, NULL);
     cr_assert_eq(r.status, 0, "plan: %s", r.err);
     char want[160];
-    snprintf(want, sizeof want, "\n  target      30 req/s = load %gx the trace's %.4g req/s: the "
-             "fewest replicas that hold it\n", load, base);
+    snprintf(want, sizeof want,
+             "\n  target      30 req/s = load %gx the trace's %.4g req/s: the "
+             "fewest replicas that hold it\n",
+             load, base);
     cr_assert(strstr(r.out, want), "%s\nlacks: %s", r.out, want);
-    snprintf(want, sizeof want, "\n  per GPU     %.1f output tokens/s at the answer (%.0f GPUs); "
+    snprintf(want, sizeof want,
+             "\n  per GPU     %.1f output tokens/s at the answer (%.0f GPUs); "
              "%.4g per million output tokens at 3 per GPU-hour\n",
              num(at, "output_tok_per_s_per_gpu", NULL, NULL), 2 * R,
              num(at, "cost_per_million_output_tokens", NULL, NULL));
@@ -662,8 +664,11 @@ Test(plan_cli, target_rate_errors)
         int status;
         const char *msg;
     } cases[] = {
-        {{"--load", "2"}, 2, "kvsim: error: --target-rate R and --load S both fix the load: give one\n"},
-        {{"--over", "load"}, 2,
+        {{"--load", "2"},
+         2,
+         "kvsim: error: --target-rate R and --load S both fix the load: give one\n"},
+        {{"--over", "load"},
+         2,
          "kvsim: error: --target-rate fixes the load: it needs --over replicas, num_blocks or "
          "kv_budget\n"},
         {{"--over", "num_blocks", "--target-rate", "1e9"}, 2, NULL},
@@ -776,10 +781,11 @@ Test(plan_cli, files_are_deterministic_and_follow_the_schema)
     char *header;
     csv_row rows[64];
     size_t n = parse_csv(text[0][0], rows, 64, &header);
-    cr_assert_str_eq(header, "load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,"
-                             "meets_slo,value,time_scale,num_blocks,kv_budget_bytes,reject_rate,"
-                             "preemptions,finished,rejected,unfinished,replicas,gpus,output_tok_per_s,"
-                             "output_tok_per_s_per_gpu,cost_per_million_output_tokens,e2e_p50_s");
+    cr_assert_str_eq(header,
+                     "load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,"
+                     "meets_slo,value,time_scale,num_blocks,kv_budget_bytes,reject_rate,"
+                     "preemptions,finished,rejected,unfinished,replicas,gpus,output_tok_per_s,"
+                     "output_tok_per_s_per_gpu,cost_per_million_output_tokens,e2e_p50_s");
     cr_assert_eq(n, json_array_size(probes));
     cr_assert_eq(n, (size_t)num(pj, "search", "probes", NULL));
     size_t met = 0;

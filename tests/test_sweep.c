@@ -682,7 +682,6 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
 /* ---- every run option is a list ------------------------------------------------------- */
 
-
 /* --tp and the prefix-caching pair as lists: their labels join the names (after the
  * classic axes), each setup gets its own constant budget over the block sizes, every cell
  * is its run's, and a list of one value changes no name. */
@@ -727,8 +726,8 @@ Test(sweep, every_run_option_is_a_list)
     r = run_kvsim("sweep", tiny(), "--out", out2, "--prefix-caching", "off,on", "--emit-jobs", "-",
                   NULL);
     assert_ok(&r);
-    cr_assert(strstr(r.out, " --no-prefix-caching ") && strstr(r.out, " --prefix-caching "),
-              "%s", r.out);
+    cr_assert(strstr(r.out, " --no-prefix-caching ") && strstr(r.out, " --prefix-caching "), "%s",
+              r.out);
     cr_assert(strstr(r.out, "/b16_wm0.01_split_s256_fcfs_nopc --quiet\n"), "%s", r.out);
     run_result_free(&r);
     /* One value: passed to every run, no label. */
@@ -755,8 +754,9 @@ Test(sweep, option_columns_order_rows_and_the_trace_is_its_file)
     char cwd[4096];
     cr_assert(getcwd(cwd, sizeof cwd));
     cr_assert_eq(chdir(src_path("")), 0);
-    run_result r = run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--max-batched-tokens",
-                             "4096,512", "--time-model", "fixed:0.01", "-q", NULL);
+    run_result r =
+        run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--max-batched-tokens",
+                  "4096,512", "--time-model", "fixed:0.01", "-q", NULL);
     char *abs = realpath("traces/tiny_shared.jsonl", NULL);
     cr_assert_eq(chdir(cwd), 0);
     assert_ok(&r);
@@ -913,7 +913,9 @@ ParameterizedTestParameters(sweep, errors)
          "--block-size: 16 appears twice in the list '16,16'"},
         /* every run option is a list: run's own messages, and the sweep's rules */
         {{"@TRACE", "--out", "@OUT", "--tp", "1,0"}, 2, "--tp: '0' must be between 1 and 4096"},
-        {{"@TRACE", "--out", "@OUT", "--tp", "2,02"}, 2, "--tp: 2 appears twice in the list '2,02'"},
+        {{"@TRACE", "--out", "@OUT", "--tp", "2,02"},
+         2,
+         "--tp: 2 appears twice in the list '2,02'"},
         {{"@TRACE", "--out", "@OUT", "--kv-dtype", "fp8,fp9"},
          2,
          "--kv-dtype: unknown dtype 'fp9' (known: fp16, bf16, fp8, int8, int4)"},

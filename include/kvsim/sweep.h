@@ -21,10 +21,11 @@
  * (weighted-p3-q1-k0).
  *
  * The constant-budget rule.  With several block sizes and no pool size, the KV budget is
- * derived once from the setup (model, GPU, util, reserve, sharding — once per setup when a
- * sweep lists several) and given to every configuration, so num_blocks = ⌊budget / block bytes⌋ per block size: the comparison is
- * at equal memory.  A num_blocks list with several block sizes compares equal block
- * counts instead (the budget then differs, and the sweep says so).
+ * derived once from the setup (model, GPU, util, reserve, sharding; once per setup when a
+ * sweep lists several) and given to every configuration, so num_blocks =
+ * ⌊budget / block bytes⌋ per block size: the comparison is at equal memory.  A num_blocks
+ * list with several block sizes compares equal block counts instead (the budget then
+ * differs, and the sweep says so).
  *
  * sweep.csv.  One row per configuration, each a pure function of that configuration's
  * summary (columns are schema paths, summary.h), rows in the axes' order, so sweeps run

@@ -62,8 +62,6 @@
 #include "kvsim/report.h"
 #include "kvsim/text.h"
 
-
-
 enum { OPT_JOBS = 1, OPT_SAMPLE_EVERY, OPT_LIST };
 
 /* The list options: their names are the single-valued options' they replace. */

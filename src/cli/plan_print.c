@@ -267,8 +267,8 @@ static void print_per_gpu(FILE *f, const kv_plan_probe *a)
 {
     if (!a)
         return;
-    fprintf(f, "  per GPU     %.1f output tokens/s at the answer (%llu GPU%s)", a->output_tok_per_s_per_gpu,
-            (unsigned long long)a->gpus, a->gpus == 1 ? "" : "s");
+    fprintf(f, "  per GPU     %.1f output tokens/s at the answer (%llu GPU%s)",
+            a->output_tok_per_s_per_gpu, (unsigned long long)a->gpus, a->gpus == 1 ? "" : "s");
     double c = a->summary.config.gpu_cost_per_hour;
     if (!isnan(a->cost_per_million))
         fprintf(f, "; %.4g per million output tokens at %g per GPU-hour", a->cost_per_million, c);

@@ -305,8 +305,9 @@ static int check_flags(const sweep *s)
             const char *opt = s->space.ax[x].opt;
             const char *off = opt ? kv_sweep_list_off(kv_sweep_list_find(opt)) : NULL;
             if (off && strcmp(off, s->pass[i].name) == 0)
-                return cli_error(CLI_USAGE, "--%s and the list --%s: give the list only (with "
-                                            "off in it)",
+                return cli_error(CLI_USAGE,
+                                 "--%s and the list --%s: give the list only (with "
+                                 "off in it)",
                                  off, opt);
         }
     return CLI_OK;

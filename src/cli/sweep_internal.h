@@ -38,10 +38,10 @@ typedef struct sweep {
     pass_opt *pass;
     size_t n_pass, cap_pass;
     kv_sweep_pool_mode mode;
-    uint64_t budget; /* KV_SWEEP_POOL_CONST: the derived budget; KV_SWEEP_POOL_GPU: what runs will
-                        derive */
-    kv_setup setup;  /* model, GPU and shard, resolved once (the first setup of several) */
-    bool setups;     /* a setup list holds two or more values (kv_sweep_varies_setup) */
+    uint64_t budget;   /* KV_SWEEP_POOL_CONST: the derived budget; KV_SWEEP_POOL_GPU: what runs will
+                          derive */
+    kv_setup setup;    /* model, GPU and shard, resolved once (the first setup of several) */
+    bool setups;       /* a setup list holds two or more values (kv_sweep_varies_setup) */
     uint64_t *budgets; /* KV_SWEEP_POOL_CONST with setups: each configuration's budget */
     size_t n_requests, max_requests; /* the trace as loaded; several trace lists: the range */
     config *cfg;
