@@ -60,6 +60,11 @@ int kv_plan_init(kv_plan *p, const kv_plan_config *cfg, const kv_setup_options *
     p->over = cfg->over;
     p->slos = cfg->slos;
     p->fixed_load = cfg->over == KV_PLAN_LOAD ? 1.0 : cfg->fixed_load;
+    p->target_rate = cfg->target_rate;
+    if (cfg->target_rate > 0 && cfg->over == KV_PLAN_LOAD)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{target_rate} fixes the load: it needs {over} replicas, num_blocks or "
+                           "kv_budget");
     p->base_time_scale = so->trace.time_scale;
     p->setup_opts__ = *mo;
     p->sim_opts__ = *so;
@@ -191,12 +196,32 @@ static int search_config(kv_plan *p, const kv_trace *trace, kv_search_config *sc
     return 0;
 }
 
+/* The fixed load that offers the target rate, from the trace's rate at load 1. */
+static int target_load(kv_plan *p, kv_diag *diag)
+{
+    if (!(p->target_rate > 0))
+        return 0;
+    if (isnan(p->base_rate))
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{target_rate}: every request of the trace arrives at once, so it has "
+                           "no arrival rate to scale to %g requests/s",
+                           p->target_rate);
+    p->fixed_load = kv_round_sig(p->target_rate / p->base_rate, 12);
+    if (!(p->fixed_load >= 1e-6 && p->fixed_load <= 1e6))
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{target_rate} %g requests/s is %.3g times the trace's %.4g: outside "
+                           "the loads 1e-06 to 1e+06 a plan replays",
+                           p->target_rate, p->fixed_load, p->base_rate);
+    return 0;
+}
+
 int kv_plan_set_trace(kv_plan *p, const kv_trace *trace, const char *trace_path, kv_diag *diag)
 {
-    kv_search_config sc;
-    int rc = search_config(p, trace, &sc, diag);
-    if (rc != 0)
-        return rc;
+    double last = trace->n ? (double)trace->reqs[trace->n - 1].arrival_ns : 0;
+    if (!(last * time_scale_for(p, 1.0) < NS_LIMIT)) /* before load 1 is scaled */
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{time_scale} %g stretches the trace beyond 64-bit nanoseconds",
+                           p->base_time_scale);
     p->trace_path = trace_path;
     p->n_requests = trace->n;
     p->trace__ = trace;
@@ -205,6 +230,12 @@ int kv_plan_set_trace(kv_plan *p, const kv_trace *trace, const char *trace_path,
     p->view__.reqs = p->reqs__;
     scale_to(p, time_scale_for(p, 1.0));
     p->base_rate = arrival_rate(p->reqs__, trace->n);
+    kv_search_config sc;
+    int rc = target_load(p, diag);
+    if (rc == 0)
+        rc = search_config(p, trace, &sc, diag);
+    if (rc != 0)
+        return rc;
     /* Every probe replays the same requests at the same block size: their chain digests
      * are hashed by the first probe and copied by the others. */
     p->chains__ = kv_chain_store_create(KV_PLAN_CHAIN_BYTES);
@@ -232,6 +263,10 @@ static void measure(const kv_plan *p, kv_plan_probe *pr)
     pr->tpot_p99 = kv_slo_measure(&fixed_figures[1], s);
     pr->preemption_rate = kv_slo_measure(&fixed_figures[2], s);
     pr->reject_rate = kv_slo_measure(&fixed_figures[3], s);
+    pr->output_tok_per_s = s->throughput.output_tok_per_s;
+    pr->output_tok_per_s_per_gpu = s->throughput.output_tok_per_s_per_gpu;
+    double c = s->throughput.cost_per_million_output_tokens;
+    pr->cost_per_million = c > 0 ? c : NAN;
     pr->meets = true;
     for (size_t i = 0; i < p->slos.n; i++) {
         pr->slo[i] = kv_slo_measure(&p->slos.slo[i], s);

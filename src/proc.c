@@ -278,16 +278,23 @@ void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress pro
         jobs[i].err_len = 0;
         sts[i].fd = -1;
     }
-    while (done < n) {
+    bool changed = false;
+    for (;;) {
         while (running < parallel && next < n) {
             if (start(&jobs[next], &sts[next]) == 0)
                 running++;
             else
                 done++;
             next++;
+            changed = true;
         }
-        if (running == 0)
-            continue;
+        /* Reported after the free slots were refilled, so running is what runs now (not
+         * one less between a job's end and the next one's start). */
+        if (changed && progress)
+            progress(ctx, done, n, running);
+        changed = false;
+        if (done == n)
+            break;
         nfds_t k = 0;
         bool unreaped_eof = false;
         for (size_t i = 0; i < next; i++) {
@@ -317,8 +324,7 @@ void kv_proc_run(kv_job *jobs, size_t n, unsigned parallel, kv_proc_progress pro
             finish(&jobs[i], &sts[i]);
             running--;
             done++;
-            if (progress)
-                progress(ctx, done, n, running);
+            changed = true;
         }
     }
     free(pjob);

@@ -61,6 +61,9 @@ static json_t *probe_json(const kv_plan *p, const kv_plan_probe *pr)
     json_object_set_new(o, "finished", json_integer((json_int_t)pr->finished));
     json_object_set_new(o, "rejected", json_integer((json_int_t)pr->rejected));
     json_object_set_new(o, "unfinished", json_integer((json_int_t)pr->unfinished));
+    json_object_set_new(o, "output_tok_per_s", json_real(pr->output_tok_per_s));
+    json_object_set_new(o, "output_tok_per_s_per_gpu", json_real(pr->output_tok_per_s_per_gpu));
+    json_object_set_new(o, "cost_per_million_output_tokens", real_or_null(pr->cost_per_million));
     return o;
 }
 
@@ -103,6 +106,10 @@ json_t *kv_plan_json(const kv_plan *p)
                         a ? json_integer((json_int_t)a->kv_budget) : json_null());
     json_object_set_new(j, "answer_replicas", a ? json_integer(a->replicas) : json_null());
     json_object_set_new(j, "answer_gpus", a ? json_integer((json_int_t)a->gpus) : json_null());
+    json_object_set_new(j, "answer_output_tok_per_s_per_gpu",
+                        a ? json_real(a->output_tok_per_s_per_gpu) : json_null());
+    json_object_set_new(j, "answer_cost_per_million_output_tokens",
+                        a ? real_or_null(a->cost_per_million) : json_null());
     const kv_slo *bs = b.slo >= 0 ? &p->slos.slo[b.slo] : NULL;
     json_object_set_new(j, "binding", bs && b.binds ? json_string(bs->name) : json_null());
     json_object_set_new(j, "closest", bs && !b.binds ? json_string(bs->name) : json_null());
@@ -119,6 +126,8 @@ json_t *kv_plan_json(const kv_plan *p)
     json_object_set_new(base, "time_scale", json_real(p->base_time_scale));
     json_object_set_new(base, "arrival_rate_req_s", real_or_null(p->base_rate));
     json_object_set_new(base, "load", json_real(p->over == KV_PLAN_LOAD ? 1.0 : p->fixed_load));
+    json_object_set_new(base, "target_rate_req_s",
+                        p->target_rate > 0 ? json_real(p->target_rate) : json_null());
     if (p->over != KV_PLAN_LOAD)
         json_object_set_new(base, "block_bytes", json_integer((json_int_t)p->block_bytes));
     json_object_set_new(base, "gpus_per_replica", json_integer(p->gpus_per_replica));
@@ -171,7 +180,8 @@ static void write_csv(FILE *f, const kv_plan *p)
     char key[40];
     fputs("load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,meets_slo,value,"
           "time_scale,num_blocks,kv_budget_bytes,reject_rate,preemptions,finished,rejected,"
-          "unfinished,replicas,gpus",
+          "unfinished,replicas,gpus,output_tok_per_s,output_tok_per_s_per_gpu,"
+          "cost_per_million_output_tokens",
           f);
     for (size_t i = 0; i < p->slos.n; i++)
         if (!is_fixed_column(&p->slos.slo[i])) {
@@ -199,6 +209,9 @@ static void write_csv(FILE *f, const kv_plan *p)
         fprintf(f, ",%llu,%llu,%llu,%llu,%u,%llu", (unsigned long long)pr->preemptions,
                 (unsigned long long)pr->finished, (unsigned long long)pr->rejected,
                 (unsigned long long)pr->unfinished, pr->replicas, (unsigned long long)pr->gpus);
+        csv_num(f, pr->output_tok_per_s);
+        csv_num(f, pr->output_tok_per_s_per_gpu);
+        csv_num(f, pr->cost_per_million);
         for (size_t i = 0; i < p->slos.n; i++)
             if (!is_fixed_column(&p->slos.slo[i]))
                 csv_num(f, pr->slo[i]);

@@ -3,15 +3,19 @@
  * A row is a pure function of one configuration's summary: every column is a path of the
  * summary schema (one table below, so the header and the values cannot drift apart),
  * printed as summary.json writes it — integers as integers, reals with 15 significant
- * digits, so the CSV text and the JSON text name the same number.  Nothing depends on
+ * digits, so the CSV text and the JSON text name the same number — except the trace,
+ * written as the absolute path of the file it names when that resolves.  Nothing depends on
  * which process ran a configuration or when, so `sweep -j 1`, `sweep -j 8` and `merge` of
  * the same directories write byte-identical files.
  *
  * Out of scope: comparing configurations of different traces or models — merge puts any
  * finished directories side by side; the config echo in each summary says what ran.
  */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,56 +29,97 @@
 typedef struct column {
     const char *name; /* sweep.csv header */
     const char *path; /* summary schema path; NULL: config and dir */
+    bool option;      /* an option of the run a sweep can vary: a row-order key after the
+                         classic knobs (sort_keys), in column order */
 } column;
 
 /* The order and names are a contract with the plot scripts under plots/. */
 static const column columns[] = {
-    {"config", NULL},
-    {"dir", NULL},
-    {"block_size", "config.block_size"},
-    {"num_blocks", "config.num_blocks"},
-    {"kv_budget_bytes", "config.kv_budget_bytes"},
-    {"watermark", "config.watermark"},
-    {"free_order", "config.free_order"},
-    {"max_seqs", "config.max_seqs"},
-    {"preempt", "config.preempt"},
-    {"finished", "requests.finished"},
-    {"rejected", "requests.rejected"},
-    {"peak_physical", "blocks.peak_physical"},
-    {"mean_physical", "blocks.mean_physical"},
-    {"peak_logical", "blocks.peak_logical"},
-    {"mean_logical", "blocks.mean_logical"},
-    {"sharing_ratio", "blocks.sharing_ratio"},
-    {"hit_rate", "prefix.hit_rate"},
-    {"evictions", "evictions"},
-    {"preemptions", "preemptions"},
-    {"watermark_deferrals", "watermark.deferrals"},
-    {"ttft_p50_s", "latency_s.ttft.p50"},
-    {"ttft_p99_s", "latency_s.ttft.p99"},
-    {"tpot_p50_s", "latency_s.tpot.p50"},
-    {"tpot_p99_s", "latency_s.tpot.p99"},
-    {"output_tok_per_s", "throughput.output_tok_per_s"},
-    {"requests_per_s", "throughput.requests_per_s"},
+    {"config", NULL, false},
+    {"dir", NULL, false},
+    {"block_size", "config.block_size", false},
+    {"num_blocks", "config.num_blocks", false},
+    {"kv_budget_bytes", "config.kv_budget_bytes", false},
+    {"watermark", "config.watermark", false},
+    {"free_order", "config.free_order", false},
+    {"max_seqs", "config.max_seqs", false},
+    {"preempt", "config.preempt", false},
+    {"finished", "requests.finished", false},
+    {"rejected", "requests.rejected", false},
+    {"peak_physical", "blocks.peak_physical", false},
+    {"mean_physical", "blocks.mean_physical", false},
+    {"peak_logical", "blocks.peak_logical", false},
+    {"mean_logical", "blocks.mean_logical", false},
+    {"sharing_ratio", "blocks.sharing_ratio", false},
+    {"hit_rate", "prefix.hit_rate", false},
+    {"evictions", "evictions", false},
+    {"preemptions", "preemptions", false},
+    {"watermark_deferrals", "watermark.deferrals", false},
+    {"ttft_p50_s", "latency_s.ttft.p50", false},
+    {"ttft_p99_s", "latency_s.ttft.p99", false},
+    {"tpot_p50_s", "latency_s.tpot.p50", false},
+    {"tpot_p99_s", "latency_s.tpot.p99", false},
+    {"output_tok_per_s", "throughput.output_tok_per_s", false},
+    {"requests_per_s", "throughput.requests_per_s", false},
+    {"output_tok_per_s_per_gpu", "throughput.output_tok_per_s_per_gpu", false},
+    {"cost_per_million_output_tokens", "throughput.cost_per_million_output_tokens", false},
+    /* every other option of the run (the config echo): swept or fixed, each row says
+     * what ran, so merged sweeps of several models, GPUs or traces stay apart */
+    {"requests", "requests.total", false},
+    {"model", "config.model", true},
+    {"gpu", "config.gpu", true},
+    {"tp", "config.tp", true},
+    {"pp", "config.pp", true},
+    {"kv_dtype", "config.kv_dtype", true},
+    {"weight_bytes", "config.weight_bytes", true},
+    {"layers", "config.layers", true},
+    {"kv_heads", "config.kv_heads", true},
+    {"head_dim", "config.head_dim", true},
+    {"bytes_per_token_rank", "config.bytes_per_token_rank", true},
+    {"block_bytes", "config.block_bytes", false},
+    {"gpu_util", "config.gpu_util", true},
+    {"reserve_bytes", "config.reserve_bytes", true},
+    {"num_blocks_from", "config.num_blocks_from", false},
+    {"watermark_rule", "config.watermark_rule", true},
+    {"max_batched_tokens", "config.max_batched_tokens", true},
+    {"chunked_prefill", "config.chunked_prefill", true},
+    {"prefix_caching", "config.prefix_caching", true},
+    {"admit_full_prompt", "config.admit_full_prompt", true},
+    {"policy", "config.policy", true},
+    {"async_scheduling", "config.async_scheduling", true},
+    {"time_model", "config.time_model", true},
+    {"gpu_cost_per_hour", "config.gpu_cost_per_hour", true},
+    {"trace", "config.trace", true},
+    {"format", "config.format", true},
+    {"trace_block_size", "config.trace_block_size", true},
+    {"limit", "config.limit", true},
+    {"time_scale", "config.time_scale", true},
+    {"rate", "config.rate", true},
+    {"shared_prefix", "config.shared_prefix", true},
+    {"seed", "config.seed", true},
     /* the cluster (DESIGN §10): replicas is 1 and the others empty for one replica */
-    {"replicas", "cluster.replicas"},
-    {"router", "cluster.router"},
-    {"router_weight_prefix", "cluster.router_weights.prefix"},
-    {"router_weight_queue", "cluster.router_weights.queue"},
-    {"router_weight_kv", "cluster.router_weights.kv"},
-    {"router_view", "cluster.router_view"},
-    {"gpus", "cluster.gpus"},
-    {"requests_max_over_mean", "cluster.imbalance.requests_max_over_mean"},
-    {"requests_gini", "cluster.imbalance.requests_gini"},
-    {"blocks_max_over_mean", "cluster.imbalance.blocks_max_over_mean"},
-    {"blocks_gini", "cluster.imbalance.blocks_gini"},
-    {"predicted_hit_tokens", "cluster.router_accuracy.predicted_hit_tokens"},
-    {"granted_hit_tokens", "cluster.router_accuracy.granted_hit_tokens"},
-    {"overpredicted", "cluster.router_accuracy.overpredicted"},
-    {"underpredicted", "cluster.router_accuracy.underpredicted"},
+    {"replicas", "cluster.replicas", false},
+    {"router", "cluster.router", false},
+    {"router_weight_prefix", "cluster.router_weights.prefix", false},
+    {"router_weight_queue", "cluster.router_weights.queue", false},
+    {"router_weight_kv", "cluster.router_weights.kv", false},
+    {"router_view", "cluster.router_view", true},
+    {"router_refresh_s", "cluster.router_refresh_s", true},
+    {"router_overlap_weight", "cluster.router_overlap_weight", true},
+    {"gpus", "cluster.gpus", false},
+    {"requests_max_over_mean", "cluster.imbalance.requests_max_over_mean", false},
+    {"requests_gini", "cluster.imbalance.requests_gini", false},
+    {"blocks_max_over_mean", "cluster.imbalance.blocks_max_over_mean", false},
+    {"blocks_gini", "cluster.imbalance.blocks_gini", false},
+    {"predicted_hit_tokens", "cluster.router_accuracy.predicted_hit_tokens", false},
+    {"granted_hit_tokens", "cluster.router_accuracy.granted_hit_tokens", false},
+    {"overpredicted", "cluster.router_accuracy.overpredicted", false},
+    {"underpredicted", "cluster.router_accuracy.underpredicted", false},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
-/* Row order after block_size…preempt: the knobs a sweep varies, outermost first. */
+/* Row order: the classic knobs a sweep varies, outermost first, then the option columns
+ * (column.option) in column order. */
 static const char *const sort_keys[] = {
     "config.block_size",
     "config.num_blocks",
@@ -149,6 +194,8 @@ static int cmp_field(const kv_summary *a, const kv_summary *b, const kv_field *f
         return strcmp(x ? x : "", y ? y : "");
     }
     double x = kv_summary_number(a, f), y = kv_summary_number(b, f);
+    if (isnan(x) || isnan(y)) /* a null (no rate, no cost, one replica) sorts first */
+        return !isnan(x) - !isnan(y);
     return (x > y) - (x < y);
 }
 
@@ -159,6 +206,13 @@ static int cmp_rows(const void *pa, const void *pb)
         return a->ok ? -1 : 1;
     for (size_t i = 0; a->ok && i < N_SORT_KEYS; i++) {
         int c = cmp_field(&a->summary, &b->summary, kv_summary_field(sort_keys[i]));
+        if (c != 0)
+            return c;
+    }
+    for (size_t i = 0; a->ok && i < N_COLUMNS; i++) {
+        int c = columns[i].option
+                    ? cmp_field(&a->summary, &b->summary, kv_summary_field(columns[i].path))
+                    : 0;
         if (c != 0)
             return c;
     }
@@ -212,7 +266,15 @@ static void write_rows(kv_buf *b, const kv_sweep_row *rows, size_t m)
         kv_csv_field(b, rows[i].dir);
         for (size_t c = 2; c < N_COLUMNS; c++) {
             kv_buf_putc(b, ',');
-            csv_value(b, &rows[i].summary, kv_summary_field(columns[c].path));
+            const kv_field *f = kv_summary_field(columns[c].path);
+            char real[PATH_MAX];
+            /* The trace as the file it names, so a sweep's own rows and the rows of its
+             * --emit-jobs lines (absolute paths) are one text. */
+            if (f->offset == offsetof(kv_summary, config.trace) &&
+                realpath(rows[i].summary.config.trace, real))
+                kv_csv_field(b, real);
+            else
+                csv_value(b, &rows[i].summary, f);
         }
         kv_buf_putc(b, '\n');
     }

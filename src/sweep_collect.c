@@ -9,12 +9,9 @@
  * configuration.  Subdirectories with a stderr.txt but no summary.json are configurations
  * sweep saw fail: they are reported through a callback and left out.
  *
- * One workload per table.  sweep.csv has columns only for the knobs a sweep varies, so
- * rows that differ in anything else (another trace, model, GPU, time model…) would sit side
- * by side indistinguishable: every row must agree with the first on the fields of
- * same_fields below, else collecting fails naming the two directories and the field.  The
- * trace is compared as the file it names (realpath from the current directory when it
- * resolves, else the text), so "traces/x.jsonl" and "/abs/traces/x.jsonl" agree.
+ * Any finished directories go into one table: sweep.csv carries every option of the run
+ * as a column (the trace, model, GPU, TP, time model…, swept or not), so rows of
+ * different workloads or setups stay apart by their cells.
  *
  * Clearing (kv_sweep_clear) checks the whole directory before removing anything, so a
  * refusal leaves it as it was.
@@ -115,66 +112,6 @@ static int add_tree(collect *m, const char *dir, kv_diag *diag)
     return rc;
 }
 
-/* What every row of one sweep.csv must share: the workload and the setup, everything of
- * the config echo but the swept knobs (block size, pool size, watermark, free order, max
- * seqs, preempt), what they derive (block bytes, budget, pool source, notes) and the
- * bytes per token, which the model and sharding fix. */
-static const char *const same_fields[] = {
-    "config.trace",
-    "config.format",
-    "config.trace_block_size",
-    "config.limit",
-    "config.time_scale",
-    "config.rate",
-    "config.shared_prefix",
-    "config.seed",
-    "config.model",
-    "config.gpu",
-    "config.tp",
-    "config.pp",
-    "config.kv_dtype",
-    "config.max_batched_tokens",
-    "config.chunked_prefill",
-    "config.prefix_caching",
-    "config.admit_full_prompt",
-    "config.time_model",
-    "requests.total",
-};
-
-/* A string field's text; for the trace, the file it names when that resolves. */
-static const char *field_text(const kv_summary *s, const kv_field *f, char *buf)
-{
-    const char *t = *(char *const *)((const char *)s + f->offset);
-    t = t ? t : "";
-    if (strcmp(f->path, "config.trace") == 0 && realpath(t, buf))
-        return buf;
-    return t;
-}
-
-/* 0 when b agrees with a on every same_field, else -KV_EINVAL naming the first that
- * differs. */
-static int same_workload(const kv_sweep_row *a, const kv_sweep_row *b, kv_diag *diag)
-{
-    for (size_t i = 0; i < sizeof same_fields / sizeof same_fields[0]; i++) {
-        const kv_field *f = kv_summary_field(same_fields[i]);
-        char va[PATH_MAX + 64], vb[PATH_MAX + 64];
-        if (f->type == KV_FIELD_STR) {
-            char ra[PATH_MAX], rb[PATH_MAX];
-            snprintf(va, sizeof va, "%s", field_text(&a->summary, f, ra));
-            snprintf(vb, sizeof vb, "%s", field_text(&b->summary, f, rb));
-        } else {
-            snprintf(va, sizeof va, "%.15g", kv_summary_number(&a->summary, f));
-            snprintf(vb, sizeof vb, "%.15g", kv_summary_number(&b->summary, f));
-        }
-        if (strcmp(va, vb) != 0)
-            return kv_diag_set(diag, -KV_EINVAL,
-                               "'%s' and '%s' differ in %s ('%s' and '%s'), which sweep.csv has "
-                               "no column for: their rows would be mixed; merge them separately",
-                               a->dir, b->dir, f->path, va, vb);
-    }
-    return 0;
-}
-
 int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out left_out, void *ctx,
                      kv_sweep_row **rows, size_t *n, kv_diag *diag)
 {
@@ -187,8 +124,6 @@ int kv_sweep_collect(const char *const *dirs, size_t n_dirs, kv_sweep_left_out l
         free(m.real[i]);
     free(m.real);
     kv_sweep_rows_sort(m.rows, m.n);
-    for (size_t i = 1; rc == 0 && i < m.n; i++)
-        rc = same_workload(&m.rows[0], &m.rows[i], diag);
     *rows = m.rows;
     *n = m.n;
     return rc;

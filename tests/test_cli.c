@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/sim.h"
 #include "support.h"
 
 /* ---- capture ------------------------------------------------------------------------ */
@@ -445,4 +446,28 @@ Test(cli_binary, h_is_help_and_rules_keep_their_wording)
                       "--num-blocks and --kv-budget are mutually exclusive (give the pool size "
                       "one way)");
     run_result_free(&r);
+}
+
+/* ---- the progress line of a replay ----------------------------------------------------- */
+
+/* An overloaded replay: every request arrived early, and for most of the run only the
+ * finished count and the simulated time move, so they lead the line. */
+Test(cli, progress_line_leads_with_finished_requests_and_simulated_time)
+{
+    char line[160];
+    kv_progress p = {8123400000000LL, 1000000, 412345, 1000000};
+    cli_progress_text(line, sizeof line, &p);
+    cr_assert_str_eq(line, "kvsim: 412,345 of 1,000,000 requests finished (41.2%) at 8123.4 s "
+                           "simulated, all arrived");
+    kv_progress q = {2500000000LL, 300, 120, 1000};
+    cli_progress_text(line, sizeof line, &q);
+    cr_assert_str_eq(line, "kvsim: 120 of 1,000 requests finished (12.0%) at 2.5 s simulated, "
+                           "300 arrived");
+    kv_progress none = {0, 0, 0, 0};
+    cli_progress_text(line, sizeof line, &none);
+    cr_assert_str_eq(line, "kvsim: 0 of 0 requests finished (100.0%) at 0.0 s simulated, all "
+                           "arrived");
+    char small[24];
+    cli_progress_text(small, sizeof small, &p);
+    cr_assert_eq(strlen(small), sizeof small - 1, "cut, never overrun");
 }

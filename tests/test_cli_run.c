@@ -734,3 +734,26 @@ Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
         run_result_free(&r);
     }
 }
+
+/* A cluster's GPUs are every replica's TP x PP group: per-GPU throughput and the cost per
+ * token count all of them. */
+Test(cli_run, per_gpu_figures_of_a_cluster_count_every_replica)
+{
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--replicas", "3", "--tp", "2",
+                             "--gpu-cost-per-hour", "3.6", "--json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    double tok = jnum(j, "throughput", "output_tok_per_s");
+    cr_assert_gt(tok, 0);
+    cr_assert_eq(jnum(j, "cluster", "gpus"), 6);
+    cr_assert(fabs(jnum(j, "throughput", "output_tok_per_s_per_gpu") / (tok / 6) - 1) < 1e-13);
+    cr_assert(fabs(jnum(j, "throughput", "cost_per_million_output_tokens") /
+                       (3.6 * 6 / 3600 / tok * 1e6) -
+                   1) < 1e-12);
+    json_decref(j);
+    run_result_free(&r);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--replicas", "3", "--tp", "2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, " output tokens/s (6 GPUs: 3 replicas x TP2 x PP1)\n"), "%s", r.out);
+    run_result_free(&r);
+}

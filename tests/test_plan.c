@@ -584,6 +584,126 @@ Test(plan_cli, fewest_replicas_meet_and_one_fewer_violates)
     free(dir);
 }
 
+/* --target-rate R: "what holds R requests/s" is the replica search (the default with it)
+ * at the load that offers R, R / the trace's rate; every probe offers R.  The answer is the
+ * one `--over replicas --load <that load>` gives, and it carries tokens/s per GPU and the
+ * cost per million output tokens of the replay at the answer. */
+Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
+{
+    char *dir = make_temp_dir();
+    char *trace = make_trace(dir);
+    run_result r = run_kvsim("plan", trace, "--target-rate", "30", "--router", "least-requests",
+                             "--tp", "2", "--gpu-cost-per-hour", "3", "--time-model", TIME_MODEL,
+                             "--slo", SLO_SPEC, "--json", NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    json_t *p = json_of(&r);
+    run_result_free(&r);
+    cr_assert_str_eq(json_string_value(json_object_get(p, "over")), "replicas");
+    cr_assert_eq(num(p, "base", "target_rate_req_s", NULL), 30);
+    double load = num(p, "base", "load", NULL), base = num(p, "base", "arrival_rate_req_s", NULL);
+    cr_assert(fabs(load * base / 30 - 1) < 1e-11, "load %.17g x rate %.17g is not 30", load, base);
+    json_t *probes = json_object_get(p, "probes");
+    cr_assert_gt(json_array_size(probes), 1);
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+        const json_t *pr = json_array_get(probes, i);
+        cr_assert(fabs(num(pr, "arrival_rate_req_s", NULL, NULL) / 30 - 1) < 1e-6,
+                  "probe %zu offers %g req/s", i, num(pr, "arrival_rate_req_s", NULL, NULL));
+        double tok = num(pr, "output_tok_per_s", NULL, NULL), gpus = num(pr, "gpus", NULL, NULL);
+        cr_assert(fabs(num(pr, "output_tok_per_s_per_gpu", NULL, NULL) / (tok / gpus) - 1) < 1e-13);
+        cr_assert(fabs(num(pr, "cost_per_million_output_tokens", NULL, NULL) /
+                           (3 * gpus / 3600 / tok * 1e6) -
+                       1) < 1e-12);
+    }
+    double R = num(p, "answer", NULL, NULL);
+    const json_t *at = json_object_get(p, "at_answer");
+    cr_assert_eq(num(p, "answer_output_tok_per_s_per_gpu", NULL, NULL),
+                 num(at, "output_tok_per_s_per_gpu", NULL, NULL));
+    cr_assert_eq(num(p, "answer_cost_per_million_output_tokens", NULL, NULL),
+                 num(at, "cost_per_million_output_tokens", NULL, NULL));
+    /* The same search, spelled as a load. */
+    char lbuf[40];
+    snprintf(lbuf, sizeof lbuf, "%.12g", load);
+    r = run_kvsim("plan", trace, "--over", "replicas", "--load", lbuf, "--router", "least-requests",
+                  "--tp", "2", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, "--json", NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    json_t *q = json_of(&r);
+    run_result_free(&r);
+    cr_assert_eq(num(q, "answer", NULL, NULL), R);
+    cr_assert(json_is_null(json_object_get(q, "answer_cost_per_million_output_tokens")),
+              "no --gpu-cost-per-hour, no cost");
+    json_decref(q);
+    /* The human answer says what it searched for, and the cost at the answer. */
+    r = run_kvsim("plan", trace, "--target-rate", "30", "--router", "least-requests", "--tp", "2",
+                  "--gpu-cost-per-hour", "3", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, NULL);
+    cr_assert_eq(r.status, 0, "plan: %s", r.err);
+    char want[160];
+    snprintf(want, sizeof want,
+             "\n  target      30 req/s = load %gx the trace's %.4g req/s: the "
+             "fewest replicas that hold it\n",
+             load, base);
+    cr_assert(strstr(r.out, want), "%s\nlacks: %s", r.out, want);
+    snprintf(want, sizeof want,
+             "\n  per GPU     %.1f output tokens/s at the answer (%.0f GPUs); "
+             "%.4g per million output tokens at 3 per GPU-hour\n",
+             num(at, "output_tok_per_s_per_gpu", NULL, NULL), 2 * R,
+             num(at, "cost_per_million_output_tokens", NULL, NULL));
+    cr_assert(strstr(r.out, want), "%s\nlacks: %s", r.out, want);
+    run_result_free(&r);
+    json_decref(p);
+    free(trace);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(plan_cli, target_rate_errors)
+{
+    char *dir = make_temp_dir();
+    char *trace = make_trace(dir);
+    struct {
+        const char *extra[4];
+        int status;
+        const char *msg;
+    } cases[] = {
+        {{"--load", "2"},
+         2,
+         "kvsim: error: --target-rate R and --load S both fix the load: give one\n"},
+        {{"--over", "load"},
+         2,
+         "kvsim: error: --target-rate fixes the load: it needs --over replicas, num_blocks or "
+         "kv_budget\n"},
+        {{"--over", "num_blocks", "--target-rate", "1e9"}, 2, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[16] = {"plan", trace, "--slo", SLO_SPEC, "--target-rate", "30"};
+        size_t n = 6;
+        for (size_t k = 0; k < 4 && cases[i].extra[k]; k++)
+            args[n++] = cases[i].extra[k];
+        args[n] = NULL;
+        run_result r = run_kvsimv(args);
+        cr_assert_eq(r.status, cases[i].status, "case %zu: %s", i, r.err);
+        if (cases[i].msg)
+            cr_assert_str_eq(r.err, cases[i].msg);
+        else
+            cr_assert(strstr(r.err, "kvsim: error: --target-rate 1e+09 requests/s is ") &&
+                          strstr(r.err, "outside the loads 1e-06 to 1e+06 a plan replays\n"),
+                      "%s", r.err);
+        run_result_free(&r);
+    }
+    /* Every request at once: no rate to scale. */
+    char *once = write_file(dir, "once.jsonl",
+                            "{\"arrival\": 0, \"prompt_len\": 40, \"output_len\": 8}\n"
+                            "{\"arrival\": 0, \"prompt_len\": 50, \"output_len\": 8}\n");
+    run_result r = run_kvsim("plan", once, "--slo", SLO_SPEC, "--target-rate", "30", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kvsim: error: --target-rate: every request of the trace arrives at "
+                            "once, so it has no arrival rate to scale to 30 requests/s\n");
+    run_result_free(&r);
+    free(once);
+    free(trace);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* plan.csv's rows, parsed: the first six columns and the column count. */
 typedef struct csv_row {
     double load, rate, ttft, tpot, preempt;
@@ -661,9 +781,11 @@ Test(plan_cli, files_are_deterministic_and_follow_the_schema)
     char *header;
     csv_row rows[64];
     size_t n = parse_csv(text[0][0], rows, 64, &header);
-    cr_assert_str_eq(header, "load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,"
-                             "meets_slo,value,time_scale,num_blocks,kv_budget_bytes,reject_rate,"
-                             "preemptions,finished,rejected,unfinished,replicas,gpus,e2e_p50_s");
+    cr_assert_str_eq(header,
+                     "load,arrival_rate_req_s,ttft_p99_s,tpot_p99_s,preemption_rate,"
+                     "meets_slo,value,time_scale,num_blocks,kv_budget_bytes,reject_rate,"
+                     "preemptions,finished,rejected,unfinished,replicas,gpus,output_tok_per_s,"
+                     "output_tok_per_s_per_gpu,cost_per_million_output_tokens,e2e_p50_s");
     cr_assert_eq(n, json_array_size(probes));
     cr_assert_eq(n, (size_t)num(pj, "search", "probes", NULL));
     size_t met = 0;

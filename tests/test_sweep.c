@@ -4,6 +4,7 @@
  * shell and merged, a failing configuration, and every error path (exit code, one
  * "kvsim: error:" line, nothing created).  Small traces and --time-model fixed keep each
  * sweep to milliseconds. */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <jansson.h>
@@ -11,15 +12,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "kvsim/proc.h"
 #include "support.h"
 
 static const char header[] =
     "config,dir,block_size,num_blocks,kv_budget_bytes,watermark,free_order,max_seqs,preempt,"
     "finished,rejected,peak_physical,mean_physical,peak_logical,mean_logical,sharing_ratio,"
     "hit_rate,evictions,preemptions,watermark_deferrals,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
-    "tpot_p99_s,output_tok_per_s,requests_per_s,replicas,router,router_weight_prefix,"
-    "router_weight_queue,router_weight_kv,router_view,gpus,requests_max_over_mean,requests_gini,"
+    "tpot_p99_s,output_tok_per_s,requests_per_s,output_tok_per_s_per_gpu,"
+    "cost_per_million_output_tokens,requests,model,gpu,tp,pp,kv_dtype,weight_bytes,layers,"
+    "kv_heads,head_dim,bytes_per_token_rank,block_bytes,gpu_util,reserve_bytes,num_blocks_from,"
+    "watermark_rule,max_batched_tokens,chunked_prefill,prefix_caching,admit_full_prompt,policy,"
+    "async_scheduling,time_model,gpu_cost_per_hour,trace,format,trace_block_size,limit,"
+    "time_scale,rate,shared_prefix,seed,replicas,router,router_weight_prefix,"
+    "router_weight_queue,router_weight_kv,router_view,router_refresh_s,router_overlap_weight,gpus,"
+    "requests_max_over_mean,requests_gini,"
     "blocks_max_over_mean,blocks_gini,predicted_hit_tokens,granted_hit_tokens,overpredicted,"
     "underpredicted";
 
@@ -51,12 +60,48 @@ static const char *const paths[] = {
     "latency_s.tpot.p99",
     "throughput.output_tok_per_s",
     "throughput.requests_per_s",
+    "throughput.output_tok_per_s_per_gpu",
+    "throughput.cost_per_million_output_tokens",
+    "requests.total",
+    "config.model",
+    "config.gpu",
+    "config.tp",
+    "config.pp",
+    "config.kv_dtype",
+    "config.weight_bytes",
+    "config.layers",
+    "config.kv_heads",
+    "config.head_dim",
+    "config.bytes_per_token_rank",
+    "config.block_bytes",
+    "config.gpu_util",
+    "config.reserve_bytes",
+    "config.num_blocks_from",
+    "config.watermark_rule",
+    "config.max_batched_tokens",
+    "config.chunked_prefill",
+    "config.prefix_caching",
+    "config.admit_full_prompt",
+    "config.policy",
+    "config.async_scheduling",
+    "config.time_model",
+    "config.gpu_cost_per_hour",
+    "config.trace",
+    "config.format",
+    "config.trace_block_size",
+    "config.limit",
+    "config.time_scale",
+    "config.rate",
+    "config.shared_prefix",
+    "config.seed",
     "cluster.replicas", /* FIRST_CLUSTER_COL: summary.json has them with two or more replicas */
     "cluster.router",
     "cluster.router_weights.prefix",
     "cluster.router_weights.queue",
     "cluster.router_weights.kv",
     "cluster.router_view",
+    "cluster.router_refresh_s",
+    "cluster.router_overlap_weight",
     "cluster.gpus",
     "cluster.imbalance.requests_max_over_mean",
     "cluster.imbalance.requests_gini",
@@ -67,7 +112,7 @@ static const char *const paths[] = {
     "cluster.router_accuracy.overpredicted",
     "cluster.router_accuracy.underpredicted",
 };
-enum { N_COLS = sizeof paths / sizeof paths[0], FIRST_CLUSTER_COL = 26 };
+enum { N_COLS = sizeof paths / sizeof paths[0], FIRST_CLUSTER_COL = 60 };
 
 static char *path2(const char *a, const char *b)
 {
@@ -98,8 +143,19 @@ static void table_read(table *t, const char *csv_path)
         size_t c = 0;
         for (char *p = line;; c++) {
             cr_assert(c < N_COLS, "too many cells: %s", line);
-            t->cells[t->n][c] = p;
-            char *comma = strchr(p, ',');
+            char *end = p;
+            if (*p == '"') { /* a quoted cell (the time model's commas): unquoted in place */
+                t->cells[t->n][c] = ++p;
+                char *w = p;
+                for (; *p && !(p[0] == '"' && p[1] != '"'); p++)
+                    *w++ = p[0] == '"' ? *++p : *p;
+                cr_assert(*p == '"', "unterminated quote: %s", line);
+                end = p + 1;
+                *w = '\0';
+            } else {
+                t->cells[t->n][c] = p;
+            }
+            char *comma = strchr(end, ',');
             if (!comma)
                 break;
             *comma = '\0';
@@ -231,9 +287,9 @@ Test(sweep, other_options_reach_every_run_and_quiet_is_silent)
 
 /* ---- constant budget ------------------------------------------------------------------ */
 
-static long long estimate_int(const char *block_size, const char *path)
+static long long estimate_at(const char *tp, const char *block_size, const char *path)
 {
-    run_result r = run_kvsim("estimate", "--json", "--block-size", block_size, NULL);
+    run_result r = run_kvsim("estimate", "--json", "--tp", tp, "--block-size", block_size, NULL);
     assert_ok(&r);
     json_t *j = json_loads(r.out, 0, NULL);
     cr_assert(j);
@@ -241,6 +297,11 @@ static long long estimate_int(const char *block_size, const char *path)
     json_decref(j);
     run_result_free(&r);
     return v;
+}
+
+static long long estimate_int(const char *block_size, const char *path)
+{
+    return estimate_at("1", block_size, path);
 }
 
 Test(sweep, block_sizes_compare_at_one_budget)
@@ -319,7 +380,16 @@ static void cells_are_summary(const table *t, size_t i, json_t *s)
             continue;
         }
         json_t *v = get(s, paths[c]);
-        if (json_is_string(v)) {
+        if (json_is_null(v)) {
+            cr_assert_str_empty(t->cells[i][c], "%s", paths[c]);
+        } else if (json_is_boolean(v)) {
+            cr_assert_str_eq(t->cells[i][c], json_is_true(v) ? "true" : "false", "%s", paths[c]);
+        } else if (strcmp(paths[c], "config.trace") == 0) {
+            char *real = realpath(json_string_value(v), NULL);
+            cr_assert(real);
+            cr_assert_str_eq(t->cells[i][c], real, "the trace as the file it names");
+            free(real);
+        } else if (json_is_string(v)) {
             cr_assert_str_eq(t->cells[i][c], json_string_value(v), "%s", paths[c]);
         } else if (json_is_integer(v)) {
             char want[32];
@@ -610,6 +680,174 @@ Test(sweep, a_failing_configuration_is_reported_and_the_rest_kept)
 
 /* ---- help ------------------------------------------------------------------------------ */
 
+/* ---- every run option is a list ------------------------------------------------------- */
+
+/* --tp and the prefix-caching pair as lists: their labels join the names (after the
+ * classic axes), each setup gets its own constant budget over the block sizes, every cell
+ * is its run's, and a list of one value changes no name. */
+Test(sweep, every_run_option_is_a_list)
+{
+    char *tmp = make_temp_dir();
+    run_result r = run_kvsim("sweep", tiny(), "--out", tmp, "--tp", "2,1", "--prefix-caching",
+                             "on,off", "--block-size", "32,16", "--gpu-cost-per-hour", "2",
+                             "--time-model", "fixed:0.01", "-j", "2", NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, "budget     constant per setup: "), "%s", r.out);
+    static const char *const tails[] = {"tp1_nopc", "tp1_pc", "tp2_nopc", "tp2_pc"};
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 8);
+    for (size_t i = 0; i < 8; i++) {
+        const char *b = i < 4 ? "16" : "32", *tp = (i % 4) < 2 ? "1" : "2";
+        char want[96];
+        snprintf(want, sizeof want, "b%s_wm0.01_split_s256_fcfs_%s", b, tails[i % 4]);
+        cr_assert_str_eq(t.cells[i][0], want);
+        char *dir = path2(tmp, want);
+        json_t *s = load_summary(dir);
+        cells_are_summary(&t, i, s);
+        cr_assert_eq(json_integer_value(get(s, "config.tp")), atoi(tp));
+        cr_assert_eq(json_is_true(get(s, "config.prefix_caching")), i % 2 == 1);
+        cr_assert_eq(json_real_value(get(s, "config.gpu_cost_per_hour")), 2.0);
+        /* One budget per setup (TP changes the weights per rank), constant over the block
+         * sizes: the budget kvsim estimate derives at that TP. */
+        long long budget = estimate_at(tp, "16", "capacity.kv_budget_bytes");
+        cr_assert_eq(json_integer_value(get(s, "config.kv_budget_bytes")), budget);
+        cr_assert_eq(json_integer_value(get(s, "config.num_blocks")),
+                     estimate_at(tp, b, "capacity.num_blocks"));
+        json_decref(s);
+        free(dir);
+    }
+    free(t.text);
+    free(csv);
+    run_result_free(&r);
+    /* The emitted lines use run's flags for on and off. */
+    char *out2 = path2(tmp, "two");
+    r = run_kvsim("sweep", tiny(), "--out", out2, "--prefix-caching", "off,on", "--emit-jobs", "-",
+                  NULL);
+    assert_ok(&r);
+    cr_assert(strstr(r.out, " --no-prefix-caching ") && strstr(r.out, " --prefix-caching "), "%s",
+              r.out);
+    cr_assert(strstr(r.out, "/b16_wm0.01_split_s256_fcfs_nopc --quiet\n"), "%s", r.out);
+    run_result_free(&r);
+    /* One value: passed to every run, no label. */
+    char *out3 = path2(tmp, "one");
+    r = run_kvsim("sweep", tiny(), "--out", out3, "--tp", "2", "--time-model", "fixed:0.01", "-q",
+                  NULL);
+    assert_ok(&r);
+    char *dir = path2(out3, "b16_wm0.01_split_s256_fcfs");
+    json_t *s = load_summary(dir);
+    cr_assert_eq(json_integer_value(get(s, "config.tp")), 2);
+    json_decref(s);
+    run_result_free(&r);
+    free(dir), free(out2), free(out3);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* Rows that agree on every classic knob are ordered by the option columns as numbers
+ * (512 before 4096, though "mbt4096" sorts first as a name); the trace cell is the file
+ * the relative path names. */
+Test(sweep, option_columns_order_rows_and_the_trace_is_its_file)
+{
+    char *tmp = make_temp_dir();
+    char cwd[4096];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(src_path("")), 0);
+    run_result r =
+        run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--max-batched-tokens",
+                  "4096,512", "--time-model", "fixed:0.01", "-q", NULL);
+    char *abs = realpath("traces/tiny_shared.jsonl", NULL);
+    cr_assert_eq(chdir(cwd), 0);
+    assert_ok(&r);
+    char *csv = path2(tmp, "sweep.csv");
+    table t;
+    table_read(&t, csv);
+    cr_assert_eq(t.n, 2);
+    size_t tp = 0, trace = 0;
+    for (size_t c = 0; c < N_COLS; c++) {
+        if (paths[c] && strcmp(paths[c], "config.max_batched_tokens") == 0)
+            tp = c;
+        if (paths[c] && strcmp(paths[c], "config.trace") == 0)
+            trace = c;
+    }
+    cr_assert_str_eq(t.cells[0][tp], "512");
+    cr_assert_str_eq(t.cells[1][tp], "4096");
+    cr_assert_str_eq(t.cells[0][trace], abs);
+    free(t.text);
+    free(csv);
+    free(abs);
+    run_result_free(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* A model file in a list: named by its base name, and absolute in --emit-jobs lines. */
+Test(sweep, model_files_in_a_list)
+{
+    char *tmp = make_temp_dir();
+    char cwd[4096];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(src_path("")), 0);
+    run_result r = run_kvsim("sweep", "traces/tiny_shared.jsonl", "--out", tmp, "--model",
+                             "tests/data/hf/Qwen2.5-7B.json,llama-3-8b", "--emit-jobs", "-", NULL);
+    assert_ok(&r);
+    char *abs = realpath("tests/data/hf/Qwen2.5-7B.json", NULL);
+    cr_assert_eq(chdir(cwd), 0);
+    char want[4300];
+    snprintf(want, sizeof want, " --model %s ", abs);
+    cr_assert(strstr(r.out, want), "%s", r.out);
+    cr_assert(strstr(r.out, "_fcfs_Qwen2.5-7B --quiet\n"), "%s", r.out);
+    cr_assert(strstr(r.out, " --model llama-3-8b ") && strstr(r.out, "_fcfs_llama-3-8b --quiet\n"),
+              "%s", r.out);
+    run_result_free(&r);
+    free(abs);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- progress -------------------------------------------------------------------------- */
+
+typedef struct seen_progress {
+    size_t done[16], running[16];
+    size_t n;
+} seen_progress;
+
+static void record_progress(void *ctx, size_t done, size_t n, size_t running)
+{
+    seen_progress *p = ctx;
+    cr_assert_eq(n, 5);
+    cr_assert_lt(p->n, 16);
+    p->done[p->n] = done;
+    p->running[p->n++] = running;
+}
+
+/* `sweep -j 2` said "1 running" while two ran: the count was taken between a job's end
+ * and the next one's start.  Now every report is after the refill. */
+Test(sweep, progress_counts_the_jobs_running_after_the_refill)
+{
+    char *argv[] = {"sh", "-c", "sleep 0.05", NULL};
+    kv_job jobs[5];
+    for (int i = 0; i < 5; i++)
+        jobs[i] = (kv_job){.program = "/bin/sh", .argv = argv};
+    seen_progress p = {0};
+    kv_proc_run(jobs, 5, 2, record_progress, &p);
+    cr_assert_geq(p.n, 2);
+    cr_assert_eq(p.done[0], 0, "a first report as the first jobs start");
+    cr_assert_eq(p.running[0], 2);
+    for (size_t i = 0; i < p.n; i++) {
+        size_t left = 5 - p.done[i];
+        cr_assert_eq(p.running[i], left < 2 ? left : 2, "report %zu: %zu done, %zu running", i,
+                     p.done[i], p.running[i]);
+        cr_assert(i == 0 || p.done[i] > p.done[i - 1], "each report after an end");
+    }
+    cr_assert_eq(p.done[p.n - 1], 5, "the last report: all done, none running");
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(jobs[i].exit_code, 0);
+        kv_job_release(&jobs[i]);
+    }
+}
+
 Test(sweep, help_documents_the_choices)
 {
     run_result r = run_kvsim("sweep", "--help", NULL);
@@ -673,6 +911,33 @@ ParameterizedTestParameters(sweep, errors)
         {{"@TRACE", "--out", "@OUT", "--block-size", "16,16"},
          2,
          "--block-size: 16 appears twice in the list '16,16'"},
+        /* every run option is a list: run's own messages, and the sweep's rules */
+        {{"@TRACE", "--out", "@OUT", "--tp", "1,0"}, 2, "--tp: '0' must be between 1 and 4096"},
+        {{"@TRACE", "--out", "@OUT", "--tp", "2,02"},
+         2,
+         "--tp: 2 appears twice in the list '2,02'"},
+        {{"@TRACE", "--out", "@OUT", "--kv-dtype", "fp8,fp9"},
+         2,
+         "--kv-dtype: unknown dtype 'fp9' (known: fp16, bf16, fp8, int8, int4)"},
+        {{"@TRACE", "--out", "@OUT", "--prefix-caching", "on,yes"},
+         2,
+         "--prefix-caching: 'yes' is not on or off (a sweep lists on, off or on,off)"},
+        {{"@TRACE", "--out", "@OUT", "--prefix-caching", "on,off", "--no-prefix-caching"},
+         2,
+         "--no-prefix-caching and the list --prefix-caching: give the list only (with off in it)"},
+        {{"@TRACE", "--out", "@OUT", "--chunked-prefill", "off,off"},
+         2,
+         "--chunked-prefill: off appears twice in the list 'off,off'"},
+        {{"@TRACE", "--out", "@OUT", "--time-model", "fixed:0.01,linear:1,2"},
+         2,
+         "--time-model 'linear:1,2': linear:A,B,C needs three non-negative numbers"},
+        {{"@TRACE", "--out", "@OUT", "--model", "llama-3-8b,llama-9"},
+         2,
+         "configuration 'b16_wm0.01_split_s256_fcfs_llama-9': --model: unknown model preset "
+         "'llama-9'"},
+        {{"@TRACE", "--out", "@OUT", "--model", "x/a.json,y/a.json"},
+         2,
+         "--model: 'x/a.json' and 'y/a.json' would both be named 'a' in the directory names"},
         {{"@TRACE", "--out", "@OUT", "--watermark", "0.01,0.010"},
          2,
          "--watermark: 0.01 appears twice in the list '0.01,0.010'"},

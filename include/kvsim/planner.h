@@ -21,6 +21,12 @@
  * Digests.  The probes share one chain store (KV_PLAN_CHAIN_BYTES): a request's chain is
  * hashed by the first probe that admits it and copied by every later one.
  *
+ * Target rate.  A pool or replica search answers "what holds R requests/s" when the
+ * config gives target_rate R: its fixed load is R / r1, r1 the trace's arrival rate at
+ * load 1 ((n−1)/(last − first arrival) after the base time scale), rounded to 12
+ * significant digits, so each probe offers R requests/s up to the rounding of arrivals to
+ * whole nanoseconds (the probe's measured rate is reported beside it).
+ *
  * Replicas.  KV_PLAN_REPLICAS searches the fewest replicas (DESIGN §10) that meet the
  * SLOs at a fixed load, each replica the setup's pool: integers from 1, where a probe at R
  * replays with --replicas R.  The search starts at 1 and doubles until the SLOs are met,
@@ -70,6 +76,9 @@ typedef struct kv_plan_config {
     kv_plan_over over;
     kv_slo_set slos;   /* finished (kv_slo_finish) */
     double fixed_load; /* pool and replica searches: the load they replay at (default 1) */
+    double target_rate; /* > 0: pool and replica searches replay at this arrival rate,
+                           req/s, instead: fixed_load = target_rate / the trace's rate at
+                           load 1 (set by kv_plan_set_trace); 0 = none */
     bool has_min, has_max;
     double min, max; /* axis units: loads, blocks for both pool searches, or replicas */
     double tolerance, confirm;
@@ -90,6 +99,10 @@ typedef struct kv_plan_probe {
     uint64_t gpus;          /* replicas × TP × PP */
     double slo[KV_SLO_MAX]; /* each SLO's measured figure, in the set's order */
     double ttft_p99, tpot_p99, preemption_rate, reject_rate; /* always measured */
+    double output_tok_per_s;         /* the replay's output tokens per simulated second */
+    double output_tok_per_s_per_gpu; /* ... divided by its GPUs (replicas × TP × PP) */
+    double cost_per_million;         /* --gpu-cost-per-hour × GPUs per million output
+                                        tokens; NAN without a cost or output */
     uint64_t preemptions, finished, rejected, unfinished;
     bool meets;
     kv_summary summary; /* the replay's summary, config echo included (owned) */
@@ -109,6 +122,7 @@ typedef struct kv_plan {
     double base_time_scale; /* the options' --time-scale (load 1 replays with it) */
     double base_rate;       /* offered rate at load 1, req/s (NAN: all at once) */
     double fixed_load;      /* pool and replica searches: the load they replay at */
+    double target_rate;     /* the config's target_rate (0 = none) */
     uint64_t block_bytes;   /* bytes per block per rank */
     uint32_t gpus_per_replica; /* TP × PP */
     bool whole_trace_max;   /* pool searches: --max is the default, a pool that holds every
@@ -138,8 +152,9 @@ typedef struct kv_plan {
 int kv_plan_init(kv_plan *p, const kv_plan_config *cfg, const kv_setup_options *mo,
                  const kv_sim_options *so, kv_diag *diag);
 /* Bind the trace (loaded with time scale 1: each probe applies its own; it must outlive
- * the plan) and set the search bounds.  0 or -KV_EINVAL with a diag (bounds that cannot
- * work). */
+ * the plan), derive a target rate's load, and set the search bounds.  0 or -KV_EINVAL
+ * with a diag (bounds that cannot work; a target rate for a trace whose requests all
+ * arrive at once, which has no rate to scale). */
 int kv_plan_set_trace(kv_plan *p, const kv_trace *trace, const char *trace_path, kv_diag *diag);
 
 /* Observer of the search: before each probe. */

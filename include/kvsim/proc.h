@@ -30,7 +30,9 @@ typedef struct kv_job {
     char *failure;       /* out, malloc'd: "exit 1: <first stderr line>"; NULL on 0 */
 } kv_job;
 
-/* Called after every job that ends: done of n, running still. */
+/* Called whenever jobs started or ended, once the free slots were refilled: done of n
+ * ended, running now running (min(parallel, n − done) while jobs wait to start); first
+ * with done 0, last with done n and running 0. */
 typedef void (*kv_proc_progress)(void *ctx, size_t done, size_t n, size_t running);
 
 /* Run every job, at most `parallel` at once, started in order.  Returns when all have

@@ -24,6 +24,7 @@ typedef struct plan_args {
     const char *slo_specs[16];
     int n_slo;
     const char *over, *load, *min, *max, *out; /* parsed once the setup is known */
+    double target_rate;                        /* 0: not given */
     double tolerance, confirm;
     uint32_t max_probes;
     bool json, quiet, plot;
@@ -31,7 +32,7 @@ typedef struct plan_args {
     kv_setup_options mo;
 } plan_args;
 
-enum { OPT_SLO = 1, OPT_TOLERANCE, OPT_CONFIRM, OPT_MAX_PROBES };
+enum { OPT_SLO = 1, OPT_TOLERANCE, OPT_CONFIRM, OPT_MAX_PROBES, OPT_TARGET_RATE };
 
 #define PA plan_args
 
@@ -58,6 +59,10 @@ static const cli_opt search_opts[] = {
      "replicas: the fewest replicas at --load, as replicas x\n"
      "TP*PP = GPUs (1, 2, 4, ... until met, then bisected)"},
     {"load", 0, "S", CLI_TEXT(PA, load), "load for the pool and replica searches (default 1)"},
+    {"target-rate", 0, "R", CLI_ID(OPT_TARGET_RATE),
+     "what holds R requests/s: the pool or replica search at\n"
+     "the load that offers R (R / the trace's rate; not with\n"
+     "--load); --over defaults to replicas with it"},
     {"min", 0, "V", CLI_TEXT(PA, min),
      "search bound: loads (default 0.001), blocks or SIZE\n"
      "(default 2 blocks), or replicas (default 1)"},
@@ -102,6 +107,8 @@ static const cli_dep deps[] = {
     {CLI_REQUIRED, "slo", NULL, "kvsim plan needs --slo, e.g. --slo ttft_p99=2s,tpot_p99=100ms",
      NULL},
     {CLI_REQUIRES, "plot", "out", "--plot needs --out DIR to write the figure into", NULL},
+    {CLI_EXCLUDES, "target-rate", "load",
+     "--target-rate R and --load S both fix the load: give one", NULL},
     {0},
 };
 
@@ -118,6 +125,8 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         return cli_parse_double(opt->name, arg, 1e-6, 1, &a->tolerance);
     case OPT_CONFIRM:
         return cli_parse_double(opt->name, arg, 0, 10, &a->confirm);
+    case OPT_TARGET_RATE:
+        return cli_parse_double(opt->name, arg, 1e-9, 1e12, &a->target_rate);
     default: /* OPT_MAX_PROBES */
         return cli_parse_u32(opt->name, arg, 1, 10000, &a->max_probes);
     }
@@ -177,6 +186,9 @@ static int check_args(kv_plan_config *pc, const plan_args *a)
         return cli_error(CLI_USAGE,
                          "--over: unknown quantity '%s' (load, num_blocks, kv_budget or replicas)",
                          a->over);
+    if (!a->over && a->target_rate > 0)
+        pc->over = KV_PLAN_REPLICAS; /* "what holds R requests/s": how many replicas */
+    pc->target_rate = a->target_rate;
     pc->fixed_load = 1;
     if (a->load) {
         if (pc->over == KV_PLAN_LOAD)

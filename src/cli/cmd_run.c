@@ -79,9 +79,9 @@ static void on_progress(void *ctx, const kv_progress *pg)
     if (!p->on || t - p->last < 0.2)
         return;
     p->last = t;
-    fprintf(stderr, "\rkvsim: simulated %.1f s, %llu/%llu requests arrived, %llu finished   ",
-            (double)pg->now_ns / 1e9, (unsigned long long)pg->arrived,
-            (unsigned long long)pg->total, (unsigned long long)pg->finished);
+    char line[160];
+    cli_progress_text(line, sizeof line, pg);
+    fprintf(stderr, "\r%s   ", line);
 }
 
 /* Observers need one ctx: the output writer, and progress. */

@@ -1,11 +1,13 @@
 /* kvsim sweep TRACE --out DIR: replay one trace under the cartesian product of comma lists
- * of pool and scheduler knobs, one `kvsim run` per configuration, and collect sweep.csv.
+ * of any of `kvsim run`'s options, one `kvsim run` per configuration, and collect
+ * sweep.csv.
  *
  * Flow: parse (every list value and every passed-through option is validated by the very
  * handler `kvsim run` uses; the run options seen are recorded, in order, by the seen hook)
- * → load the trace once and resolve the model once (so a bad trace or model is one error
- * before anything starts) → decide the pool size of every configuration (the
- * constant-budget rule below) → build one `kvsim run` argv per configuration → either
+ * → resolve every configuration's setup and engine config and load the trace (so a bad
+ * trace or model is one error before anything starts) and decide the pool size of every
+ * configuration (the constant-budget rule below) → build one `kvsim run` argv per
+ * configuration (src/cli/sweep_configs.c) → either
  * write them as shell command lines (--emit-jobs) or run them as child processes, at most
  * -j at once → sweep.csv from the finished directories (the same rows as `kvsim merge`,
  * src/report_sweep.c) → the human table.
@@ -18,7 +20,8 @@
  * running the children is src/proc.c's (kv_proc_run).
  *
  * Constant budget: with several block sizes and no pool size, the KV budget is resolved
- * once from the model, GPU, --gpu-util and --reserve and passed to every configuration as
+ * once from the model, GPU, --gpu-util and --reserve (once per setup when setup lists
+ * vary them) and passed to every configuration as
  * --kv-budget BYTES, so num_blocks = floor(budget / block bytes) per block size: the
  * comparison is at equal memory.  --num-blocks with several block sizes compares equal
  * block counts (the budget then differs, and the header says so).
@@ -51,47 +54,13 @@
 #include "cli/cli.h"
 #include "cli/sim.h"
 #include "cli/sweep.h"
+#include "cli/sweep_internal.h"
 #include "kvsim/mem.h"
 #include "kvsim/afile.h"
 #include "kvsim/path.h"
 #include "kvsim/proc.h"
 #include "kvsim/report.h"
 #include "kvsim/text.h"
-
-enum { MAX_CONFIGS = 10000 };
-
-/* One pass-through option: "--name" and its value (NULL for a flag), as given. */
-typedef struct pass_opt {
-    const char *name;
-    const char *value;
-} pass_opt;
-
-typedef struct config {
-    size_t at[KV_SWEEP_N_AXES]; /* index on each axis (the pool: unused when empty) */
-    char *name;                 /* directory name */
-    char *dir;                  /* OUT/name, OUT as the user spelled it */
-    char **argv;                /* the `kvsim run` argv, NULL-terminated, owned */
-} config;
-
-typedef struct sweep {
-    const char *trace, *out, *emit; /* trace: the one positional argument */
-    uint32_t jobs, sample_every;    /* sample_every 0: not given */
-    bool quiet, plot, force;
-    const char *given_trace; /* the TRACE argument; trace is the copy when it had to be made */
-    char *trace_copy;        /* DIR/trace for a trace that cannot be read twice, or NULL */
-    kv_setup_options mo;     /* validated values; the axis fields are set per use */
-    kv_sim_options so;
-    kv_sweep_space space;
-    pass_opt *pass;
-    size_t n_pass, cap_pass;
-    kv_sweep_pool_mode mode;
-    uint64_t budget; /* KV_SWEEP_POOL_CONST: the derived budget; KV_SWEEP_POOL_GPU: what runs will
-                        derive */
-    kv_setup setup;  /* model, GPU and shard, resolved once */
-    size_t n_requests;
-    config *cfg;
-    size_t n_cfg;
-} sweep;
 
 enum { OPT_JOBS = 1, OPT_SAMPLE_EVERY, OPT_LIST };
 
@@ -112,11 +81,53 @@ static const cli_opt list_opts[] = {
     {0},
 };
 
+/* Every other option of `kvsim run` (but --hash-algo) is a list too: named after the
+ * classic axes only with two or more values. */
+static const cli_opt more_lists[] = {
+    {"model", 0, "M,...", CLI_ID(OPT_LIST), "models: presets or config.json files"},
+    {"gpu", 0, "G,...", CLI_ID(OPT_LIST), "GPU presets"},
+    {"gpu-util", 0, "F,...", CLI_ID(OPT_LIST), "fractions of GPU memory"},
+    {"reserve", 0, "SIZE,...", CLI_ID(OPT_LIST), "memory held back besides weights"},
+    {"tp", 0, "N,...", CLI_ID(OPT_LIST), "tensor-parallel degrees"},
+    {"pp", 0, "N,...", CLI_ID(OPT_LIST), "pipeline-parallel degrees"},
+    {"kv-dtype", 0, "D,...", CLI_ID(OPT_LIST), "KV cache dtypes"},
+    {"weight-dtype", 0, "D,...", CLI_ID(OPT_LIST), "weight dtypes"},
+    {"kv-scale-group", 0, "G,...", CLI_ID(OPT_LIST), "quantisation scale groups"},
+    {"kv-scale-bytes", 0, "S,...", CLI_ID(OPT_LIST), "bytes per quantisation scale"},
+    {"layers", 0, "N,...", CLI_ID(OPT_LIST), "layer counts"},
+    {"kv-heads", 0, "N,...", CLI_ID(OPT_LIST), "KV head counts"},
+    {"head-dim", 0, "N,...", CLI_ID(OPT_LIST), "head dimensions"},
+    {"format", 0, "F,...", CLI_ID(OPT_LIST), "trace formats"},
+    {"trace-block-size", 0, "N,...", CLI_ID(OPT_LIST), "tokens per hash_ids entry"},
+    {"limit", 0, "N,...", CLI_ID(OPT_LIST), "first N rows of the trace"},
+    {"time-scale", 0, "F,...", CLI_ID(OPT_LIST), "arrival-time multipliers"},
+    {"rate", 0, "R,...", CLI_ID(OPT_LIST), "requests/s of length-stats traces"},
+    {"shared-prefix", 0, "N,...", CLI_ID(OPT_LIST), "shared prompt prefixes, tokens"},
+    {"seed", 0, "N,...", CLI_ID(OPT_LIST), "random seeds"},
+    {"watermark-rule", 0, "R,...", CLI_ID(OPT_LIST), "vllm, v0"},
+    {"max-batched-tokens", 0, "N,...", CLI_ID(OPT_LIST), "token budgets per step"},
+    {"chunked-prefill", 0, "on|off,...", CLI_ID(OPT_LIST),
+     "on, off or on,off (a flag in run; here a list)"},
+    {"prefix-caching", 0, "on|off,...", CLI_ID(OPT_LIST), "on, off or on,off"},
+    {"admit-full-prompt", 0, "on|off,...", CLI_ID(OPT_LIST), "on, off or on,off"},
+    {"policy", 0, "P,...", CLI_ID(OPT_LIST), "fcfs, priority"},
+    {"async-scheduling", 0, "on|off,...", CLI_ID(OPT_LIST), "on, off or on,off"},
+    {"time-model", 0, "M,...", CLI_ID(OPT_LIST),
+     "time models; a model's parameters continue it:\n"
+     "fixed:0.01,linear:0.002,2e-5,1e-7 is two models"},
+    {"gpu-cost-per-hour", 0, "C,...", CLI_ID(OPT_LIST), "costs of one GPU-hour"},
+    {"router-view", 0, "V,...", CLI_ID(OPT_LIST), "exact, approx"},
+    {"router-refresh", 0, "D,...", CLI_ID(OPT_LIST), "load-signal refresh intervals, s"},
+    {"router-overlap-weight", 0, "W,...", CLI_ID(OPT_LIST), "kv-cost's overlap weights"},
+    {0},
+};
+
 static const cli_opt output_opts[] = {
     {"out", 'o', "DIR", CLI_FILE(sweep, out),
      "required; DIR/NAME per configuration, NAME =\n"
      "b<B>[_n<N>|_kv<SIZE>]_wm<F>_<free-order>_s<N>_<preempt>\n"
-     "[_r<R>][_<router>] (e.g. b16_wm0.01_split_s256_fcfs),\n"
+     "[_r<R>][_<router>][_<more lists>] (e.g.\n"
+     "b16_wm0.01_split_s256_fcfs),\n"
      "plus DIR/sweep.csv; DIR must be new or empty (see\n"
      "--force)"},
     {"force", 0, NULL, CLI_SET(sweep, force),
@@ -147,8 +158,16 @@ static const cli_section sections[] = {
      "constant budget: with several block sizes and neither --num-blocks nor --kv-budget,\n"
      "the KV budget is derived once (model, GPU, --gpu-util, --reserve) and passed to\n"
      "every configuration as --kv-budget BYTES: num_blocks = floor(budget / block bytes)\n"
-     "for each block size.  --num-blocks with several block sizes holds the block count\n"
-     "instead (the budget then differs; the header says so).\n"},
+     "for each block size (once per setup when model, GPU, TP ... lists vary it).\n"
+     "--num-blocks with several block sizes holds the block count instead (the budget\n"
+     "then differs; the header says so).\n"},
+    {"more lists: every other option of 'kvsim run' (the same values; the on/off pairs\n"
+     "take on and off)",
+     more_lists,
+     "These axes come after the router, in this order; each one listed with two or more\n"
+     "values adds its label to NAME: tp2, pp2, kv-fp8, nopc / pc, tm-fixed-0.01 ...;\n"
+     "one value is given to every run and leaves NAME as it is.  sweep.csv has a column\n"
+     "for every option, swept or not.\n"},
     {"output", output_opts,
      "A failed configuration keeps its stderr in DIR/NAME/stderr.txt, is reported after\n"
      "the others finish and makes sweep exit 1; the others are still in sweep.csv.\n"
@@ -195,210 +214,6 @@ static int seen(void *state, int g, const cli_opt *opt, const char *arg)
         s->pass[s->n_pass++] = (pass_opt){opt->name, arg};
     }
     return CLI_OK;
-}
-
-/* ---- strings --------------------------------------------------------------------------- */
-
-typedef struct strv {
-    char **v; /* NULL-terminated once strv_end ran */
-    size_t n, cap;
-} strv;
-
-/* Append one printf-formatted argument. */
-static void strv_pushf(strv *a, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void strv_pushf(strv *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *str = kv_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(str, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    kv_grow((void **)&a->v, &a->cap, a->n + 2, sizeof *a->v);
-    a->v[a->n++] = str;
-    a->v[a->n] = NULL;
-}
-
-static void argv_free(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++)
-        free(v[i]);
-    free(v);
-}
-
-/* ---- configurations --------------------------------------------------------------------- */
-
-/* The `kvsim run` argv of one configuration.  absolute (for --emit-jobs): the program is
- * this binary's absolute path, and the trace, output and --model file paths are absolute,
- * so the line runs from any directory on any host that shares the file system. */
-static char **config_argv(const sweep *s, const config *c, bool absolute)
-{
-    strv a = {0};
-    char buf[PATH_MAX + 2];
-    ssize_t n = absolute ? readlink("/proc/self/exe", buf, sizeof buf - 1) : -1;
-    buf[n > 0 ? n : 0] = '\0';
-    strv_pushf(&a, "%s", n > 0 ? buf : "kvsim");
-    strv_pushf(&a, "run");
-    if (absolute && realpath(s->trace, buf))
-        strv_pushf(&a, "%s", buf);
-    else /* "./-x" is the file "-x", never an option */
-        strv_pushf(&a, "%s%s", s->trace[0] == '-' ? "./" : "", s->trace);
-    for (int x = 0; x < KV_SWEEP_N_AXES; x++) {
-        if (s->space.ax[x].n) {
-            strv_pushf(&a, "--%s", s->space.ax[x].opt);
-            strv_pushf(&a, "%s", s->space.ax[x].v[c->at[x]].arg);
-        } else if (x == KV_SWEEP_POOL && s->mode == KV_SWEEP_POOL_CONST) {
-            strv_pushf(&a, "--kv-budget");
-            strv_pushf(&a, "%llu", (unsigned long long)s->budget);
-        }
-    }
-    for (size_t i = 0; i < s->n_pass; i++) {
-        const char *v = s->pass[i].value;
-        strv_pushf(&a, "--%s", s->pass[i].name);
-        if (v && absolute && strcmp(s->pass[i].name, "model") == 0 && kv_setup_model_is_path(v) &&
-            realpath(v, buf))
-            v = buf;
-        if (v)
-            strv_pushf(&a, "%s", v);
-    }
-    if (s->sample_every) {
-        strv_pushf(&a, "--sample-every");
-        strv_pushf(&a, "%u", s->sample_every);
-    }
-    strv_pushf(&a, "--out");
-    if (absolute && realpath(s->out, buf))
-        strv_pushf(&a, "%s/%s", buf, c->name);
-    else
-        strv_pushf(&a, "%s", c->dir);
-    strv_pushf(&a, "--quiet");
-    return a.v;
-}
-
-/* The cartesian product, last axis fastest: configuration order = sweep.csv row order. */
-static void build_configs(sweep *s, size_t n, bool absolute)
-{
-    s->cfg = kv_xcalloc(n, sizeof *s->cfg);
-    s->n_cfg = n;
-    for (size_t i = 0; i < n; i++) {
-        config *c = &s->cfg[i];
-        char name[KV_SWEEP_N_AXES * 72];
-        kv_sweep_space_at(&s->space, i, c->at, name, sizeof name);
-        c->name = kv_xstrdup(name);
-        c->dir = kv_path_join(s->out, name);
-        c->argv = config_argv(s, c, absolute);
-    }
-}
-
-/* ---- validation and the pool-size rule -------------------------------------------------- */
-
-static int resolve(sweep *s)
-{
-    kv_diag d;
-    int rc = kv_sweep_pool(&s->space, &s->mo, &s->mode, &s->setup, &s->budget, &d);
-    if (rc != 0)
-        return cli_diag(cli_code(rc), &d);
-    kv_engine_config check; /* the time model, before the trace is read */
-    if ((rc = cli_engine_config(&s->so, &s->setup, &check)) != CLI_OK)
-        return rc;
-    kv_trace *t = NULL;
-    if (kv_trace_load(&t, s->trace, &s->so.trace, &d) != 0)
-        return cli_diag(CLI_RUNTIME, &d);
-    s->n_requests = t->n;
-    kv_trace_free(t);
-    return CLI_OK;
-}
-
-/* One line over the block sizes: num_blocks at a budget, or (num_blocks given) the budget
- * each block size then gets.  A size whose pool does not fit says so; its run will fail. */
-static void print_sizes(FILE *f, const sweep *s, uint64_t budget, uint32_t num_blocks)
-{
-    kv_capacity cap;
-    kv_diag d;
-    char a[64];
-    fputs(num_blocks ? "  budgets    num_blocks x block bytes:"
-                     : "  num_blocks floor(budget / block bytes):",
-          f);
-    for (size_t i = 0; i < s->space.ax[KV_SWEEP_BLOCK].n; i++) {
-        uint32_t b = (uint32_t)s->space.ax[KV_SWEEP_BLOCK].v[i].u;
-        int rc = num_blocks ? kv_capacity_from_blocks(&s->setup.shard, num_blocks, b, &cap, &d)
-                            : kv_capacity_from_budget(&s->setup.shard, budget, b, &cap, &d);
-        if (rc != 0)
-            snprintf(a, sizeof a, "too small");
-        else if (num_blocks)
-            kv_size_label(a, sizeof a, cap.kv_budget_bytes);
-        else
-            snprintf(a, sizeof a, "%u", cap.num_blocks);
-        fprintf(f, "%sb%u %s", i ? ", " : " ", b, a);
-    }
-    fputc('\n', f);
-}
-
-static void print_header(FILE *f, const sweep *s)
-{
-    const kv_setup *u = &s->setup;
-    char a[64];
-    fprintf(f, "kvsim sweep: %zu configuration%s of %s (%zu requests) into %s\n", s->n_cfg,
-            s->n_cfg == 1 ? "" : "s", s->given_trace, s->n_requests, s->out);
-    if (s->trace_copy)
-        fprintf(f, "  trace      read once into %s (it cannot be read twice)\n", s->trace_copy);
-    fprintf(f, "  setup      %s on %s, TP%u PP%u, %s KV, %.0f B/token per rank\n", u->model.name,
-            u->gpu.name, u->shard.tp, u->shard.pp, kv_dtype_name(u->model.kv_dtype),
-            u->shard.bytes_per_token_rank);
-    size_t nb = s->space.ax[KV_SWEEP_BLOCK].n, np = s->space.ax[KV_SWEEP_POOL].n;
-    switch (s->mode) {
-    case KV_SWEEP_POOL_GPU:
-        kv_format_size(a, sizeof a, (double)s->budget);
-        fprintf(f, "  budget     %s per rank, derived from the GPU by each run as kvsim run does\n",
-                a);
-        break;
-    case KV_SWEEP_POOL_CONST:
-        kv_format_size(a, sizeof a, (double)s->budget);
-        fprintf(f,
-                "  budget     constant: %s per rank for every block size, derived once\n"
-                "             from the GPU and passed to every run as --kv-budget %llu\n",
-                a, (unsigned long long)s->budget);
-        print_sizes(f, s, s->budget, 0);
-        break;
-    case KV_SWEEP_POOL_BUDGET:
-        if (np == 1) {
-            kv_format_size(a, sizeof a, (double)s->space.ax[KV_SWEEP_POOL].v[0].u);
-            fprintf(f, "  budget     constant: --kv-budget %s per rank for every configuration\n",
-                    a);
-            if (nb > 1)
-                print_sizes(f, s, s->space.ax[KV_SWEEP_POOL].v[0].u, 0);
-        } else {
-            fprintf(f,
-                    "  budget     swept: --kv-budget over %zu values, num_blocks = floor(budget / "
-                    "block bytes)\n",
-                    np);
-        }
-        break;
-    case KV_SWEEP_POOL_BLOCKS:
-        if (nb > 1 && np == 1) {
-            fprintf(f,
-                    "  budget     NOT constant: --num-blocks %s for every block size, so the KV "
-                    "budget\n"
-                    "             (num_blocks x block bytes) differs; for an equal-memory\n"
-                    "             comparison give --kv-budget, or no pool size\n",
-                    s->space.ax[KV_SWEEP_POOL].v[0].arg);
-            print_sizes(f, s, 0, (uint32_t)s->space.ax[KV_SWEEP_POOL].v[0].u);
-        } else if (nb > 1) {
-            fprintf(f,
-                    "  budget     NOT constant: fixed block counts (--num-blocks), the KV budget "
-                    "is\n"
-                    "             num_blocks x block bytes and differs between block sizes\n");
-        } else {
-            fprintf(f, "  budget     fixed block counts (--num-blocks): budget = num_blocks x "
-                       "block bytes\n");
-        }
-        break;
-    }
 }
 
 /* ---- outputs --------------------------------------------------------------------------- */
@@ -621,12 +436,7 @@ static void sweep_release(void *state)
 {
     sweep *s = state;
     kv_sweep_space_release(&s->space);
-    for (size_t i = 0; i < s->n_cfg; i++) {
-        free(s->cfg[i].name);
-        free(s->cfg[i].dir);
-        argv_free(s->cfg[i].argv);
-    }
-    free(s->cfg);
+    cli_sweep_configs_release(s);
     free(s->pass);
     free(s->trace_copy);
 }
@@ -643,18 +453,6 @@ static void init(void *state)
     kv_setup_options_init(&s->mo);
     kv_sim_options_init(&s->so);
     s->jobs = online_cores();
-}
-
-/* The configurations, validated: their number, the trace and the model resolved. */
-static int plan_configs(sweep *s, size_t *n_cfg)
-{
-    *n_cfg = kv_sweep_space_complete(&s->space, &s->mo, &s->so);
-    if (*n_cfg == SIZE_MAX)
-        return cli_error(CLI_USAGE, "the lists make more than %d configurations", MAX_CONFIGS);
-    if (*n_cfg > MAX_CONFIGS)
-        return cli_error(CLI_USAGE, "the lists make %zu configurations, more than %d", *n_cfg,
-                         MAX_CONFIGS);
-    return resolve(s);
 }
 
 /* --emit-jobs: the command lines into the (already open) file, and what to do next. */
@@ -691,7 +489,7 @@ static int exec(void *state, int argc, char **argv)
             rc = copy_trace(s);
     }
     if (rc == CLI_OK)
-        rc = plan_configs(s, &n_cfg);
+        rc = cli_sweep_plan_configs(s, &n_cfg);
     if (rc != CLI_OK && s->trace_copy) {
         unlink(s->trace_copy);
         if (made_dir)
@@ -708,10 +506,10 @@ static int exec(void *state, int argc, char **argv)
     if (rc == CLI_OK)
         rc = make_out_dir(s);
     if (rc == CLI_OK)
-        build_configs(s, n_cfg, s->emit != NULL);
+        cli_sweep_build_configs(s, n_cfg, s->emit != NULL);
     bool header = rc == CLI_OK && !s->quiet && !(s->emit && strcmp(s->emit, "-") == 0);
     if (header) {
-        print_header(stdout, s);
+        cli_sweep_print_header(stdout, s);
         fflush(stdout);
     }
     if (rc == CLI_OK && s->emit) {

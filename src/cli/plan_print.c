@@ -262,6 +262,21 @@ static void print_table(FILE *f, const kv_plan *p)
     free(idx);
 }
 
+/* Throughput per GPU at the answer, and its cost when --gpu-cost-per-hour was given. */
+static void print_per_gpu(FILE *f, const kv_plan_probe *a)
+{
+    if (!a)
+        return;
+    fprintf(f, "  per GPU     %.1f output tokens/s at the answer (%llu GPU%s)",
+            a->output_tok_per_s_per_gpu, (unsigned long long)a->gpus, a->gpus == 1 ? "" : "s");
+    double c = a->summary.config.gpu_cost_per_hour;
+    if (!isnan(a->cost_per_million))
+        fprintf(f, "; %.4g per million output tokens at %g per GPU-hour", a->cost_per_million, c);
+    else if (c > 0)
+        fputs("; no output tokens, so no cost per token", f);
+    fputc('\n', f);
+}
+
 void cli_plan_print(FILE *f, const kv_plan *p)
 {
     char r[32], g[32];
@@ -290,9 +305,15 @@ void cli_plan_print(FILE *f, const kv_plan *p)
                     (unsigned long long)c->tp, (unsigned long long)c->pp, p->gpus_per_replica,
                     kv_router_policy_name(p->sim_opts__.router.policy));
     }
+    if (p->target_rate > 0)
+        fprintf(f, "  target      %g req/s = load %gx the trace's %s: the %s that hold%s it\n",
+                p->target_rate, p->fixed_load, fmt_rate(r, sizeof r, p->base_rate),
+                p->over == KV_PLAN_REPLICAS ? "fewest replicas" : "smallest pool",
+                p->over == KV_PLAN_REPLICAS ? "" : "s");
     print_slos(f, p);
     kv_plan_binding b;
     kv_plan_get_binding(p, &b);
     print_answer(f, p, &b);
+    print_per_gpu(f, b.answer);
     print_table(f, p);
 }

@@ -25,6 +25,11 @@ int cli_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engine_
 int cli_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *trace,
                const kv_sim_hooks *hooks, kv_run_result *res, kv_summary *summary);
 
+/* The progress line of a replay (without "\r"): finished of total with the percentage and
+ * the simulated time first — an overloaded replay spends most of its time after the last
+ * arrival, when only these move — then how many arrived ("all arrived" once all have). */
+void cli_progress_text(char *buf, size_t n, const kv_progress *p);
+
 /* The short human summary. */
 void cli_print_summary(FILE *f, const kv_summary *s);
 

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/sim.h"
 #include "kvsim/mem.h"
+#include "kvsim/text.h"
 
 enum {
     OPT_FORMAT = 1,
@@ -249,4 +250,17 @@ int cli_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *t
     if (cli_command_line())
         summary->command = kv_xstrdup(cli_command_line());
     return CLI_OK;
+}
+
+void cli_progress_text(char *buf, size_t n, const kv_progress *p)
+{
+    char fin[32], tot[32], arr[32];
+    kv_grouped(fin, sizeof fin, (double)p->finished);
+    kv_grouped(tot, sizeof tot, (double)p->total);
+    kv_grouped(arr, sizeof arr, (double)p->arrived);
+    double pct = p->total ? 100.0 * (double)p->finished / (double)p->total : 100.0;
+    int len = snprintf(buf, n, "kvsim: %s of %s requests finished (%.1f%%) at %.1f s simulated",
+                       fin, tot, pct, (double)p->now_ns / 1e9);
+    if (len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, ", %s arrived", p->arrived < p->total ? arr : "all");
 }

@@ -110,9 +110,13 @@ void cli_print_summary(FILE *f, const kv_summary *s)
         f, "  throughput  %.1f output tokens/s, %.3f requests/s over %.3f s simulated (%s steps)\n",
         s->throughput.output_tok_per_s, s->throughput.requests_per_s, s->sim_time_s,
         G(a, s->steps));
-    unsigned long long gpus = (unsigned long long)(cfg->tp * cfg->pp);
-    fprintf(f, "  per GPU     %.1f output tokens/s (%llu GPU%s: TP%llu x PP%llu)",
-            s->throughput.output_tok_per_s_per_gpu, gpus, gpus == 1 ? "" : "s",
+    unsigned long long R = s->has_cluster ? (unsigned long long)s->cluster.replicas : 1;
+    unsigned long long gpus = (unsigned long long)(cfg->tp * cfg->pp) * R;
+    char reps[40] = "";
+    if (R > 1)
+        snprintf(reps, sizeof reps, "%llu replicas x ", R);
+    fprintf(f, "  per GPU     %.1f output tokens/s (%llu GPU%s: %sTP%llu x PP%llu)",
+            s->throughput.output_tok_per_s_per_gpu, gpus, gpus == 1 ? "" : "s", reps,
             (unsigned long long)cfg->tp, (unsigned long long)cfg->pp);
     if (cfg->gpu_cost_per_hour > 0 && s->throughput.cost_per_million_output_tokens > 0)
         fprintf(f, "; %.4g per million output tokens at %g per GPU-hour",

@@ -15,6 +15,17 @@
 int cli_sweep_list(kv_sweep_space *sp, const char *opt, const char *list, kv_setup_options *mo,
                    kv_sim_options *so);
 
+/* Apply one value of list l to the options as `kvsim run --OPT value` would (a flag
+ * pair's "on"/"off" as its two flags): 0 or CLI_USAGE after printing. */
+int cli_sweep_apply(const kv_sweep_list *l, const kv_sweep_value *v, kv_setup_options *mo,
+                    kv_sim_options *so);
+
+/* The options of the configuration at[]: mo and so (the options as given) with every
+ * axis's value applied.  0 or CLI_USAGE after printing (never for values the lists
+ * accepted). */
+int cli_sweep_config_options(const kv_sweep_space *sp, const size_t at[KV_SWEEP_N_AXES],
+                             kv_setup_options *mo, kv_sim_options *so);
+
 /* The human table: one line per row in the given order, key columns only (failed rows say
  * so). */
 void cli_sweep_print_table(FILE *f, const kv_sweep_row *rows, size_t n);
