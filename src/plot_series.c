@@ -9,7 +9,7 @@
  *   series  timeseries.csv in PIXEL_COLS columns of equal simulated time over [0, t_end]:
  *           per column and per series (physical, logical and cached-free blocks, running
  *           and waiting requests) the minimum, the maximum and the time-weighted mean
- *           (a row's value holds until the next row, cut at the column's end).  The
+ *           (a row's value holds until the next row, in every column it reaches).  The
  *           minimum and maximum keep every peak and dip at the figure's resolution; the
  *           mean is the line a reader follows (a series that swings by thousands of
  *           blocks from one step to the next is a solid band as a line, a band and a
@@ -219,13 +219,9 @@ static size_t pixel_of(const series_pass *s, double t)
     return c < 0 ? 0 : c >= KV__PIXEL_COLS ? KV__PIXEL_COLS - 1 : (size_t)c;
 }
 
-/* Row r ends at t_next (or never, for the last row: weight 0). */
-static void add_row(series_pass *s, const row *r, double t_next)
+/* Row r's value held for w seconds of column p. */
+static void credit(series_pass *s, pixel *p, const row *r, double w)
 {
-    size_t c = pixel_of(s, r->t);
-    pixel *p = &s->px[c];
-    double col_end = (double)(c + 1) * s->width;
-    double w = t_next > r->t ? fmin(t_next, col_end) - r->t : 0;
     for (int k = 0; k < N_SERIES; k++) {
         double v = r->v[k];
         p->min[k] = p->n == 0 || v < p->min[k] ? v : p->min[k];
@@ -236,6 +232,20 @@ static void add_row(series_pass *s, const row *r, double t_next)
     }
     p->w += w;
     p->n++;
+}
+
+/* Row r holds until t_next (the last row: t_next = its own time, weight 0): every column
+ * the interval covers gets it, with the seconds it covers there.  Rows come in time
+ * order, so all rows together visit O(rows + columns) columns. */
+static void add_row(series_pass *s, const row *r, double t_next)
+{
+    size_t c0 = pixel_of(s, r->t), c1 = t_next > r->t ? pixel_of(s, t_next) : c0;
+    for (size_t c = c0; c <= c1; c++) {
+        double lo = fmax(r->t, (double)c * s->width), hi = fmin(t_next, (double)(c + 1) * s->width);
+        double w = hi > lo ? hi - lo : 0;
+        if (c == c0 || w > 0) /* t_next on a column's start does not reach into it */
+            credit(s, &s->px[c], r, w);
+    }
 }
 
 static void add_counts(series_pass *s, double t, const double *count)

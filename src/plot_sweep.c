@@ -12,7 +12,9 @@
  * Titles name model, GPU, TP/PP, KV dtype (and block size when it is not on x) like
  * every figure's: from sweep.csv's columns of those names when it has them (a column that
  * varies is a knob: it splits the lines and goes to the legend), else from the
- * configurations' own summary.json (DIR/<dir>/summary.json), when every one agrees.
+ * configurations' own summary.json (DIR/<config>/summary.json, else the dir column's
+ * path), when every one agrees.  A knob whose value is empty (the router of one
+ * replica) is not named.
  *
  * Panels: a metric that is 0 in every configuration drawn (no preemptions anywhere, no
  * hit on a content-less trace) is an empty chart; it is left out, and the title says
@@ -89,14 +91,17 @@ static void setup_from_summaries(sweep_ctx *c, const char *dir)
     static const char *const num_keys[2] = {"tp", "pp"};
     kv__setup_text *st = &c->from_summaries;
     *st = (kv__setup_text){NULL, NULL, NULL, NAN, NAN, NAN};
-    int cd = kv__col_of(c->t, "dir");
+    int cn = kv__col_of(c->t, "config"), cd = kv__col_of(c->t, "dir");
     bool same_s[3] = {true, true, true}, same_n[2] = {true, true};
     double nv[2] = {NAN, NAN};
-    for (size_t r = 0; cd >= 0 && r < c->t->n_rows; r++) {
-        char *sub = kv_path_join(dir, kv__cell(c->t, r, cd));
+    for (size_t r = 0; cn >= 0 && r < c->t->n_rows; r++) {
+        /* DIR/<config> (a sweep's own subdirectory), else the dir column as written */
+        char *sub = kv_path_join(dir, kv__cell(c->t, r, cn));
         json_t *j = NULL;
-        int rc = *kv__cell(c->t, r, cd) ? kv__load_json(sub, "summary.json", &j, NULL) : -1;
+        int rc = *kv__cell(c->t, r, cn) ? kv__load_json(sub, "summary.json", &j, NULL) : -1;
         free(sub);
+        if (rc != 0 && cd >= 0 && *kv__cell(c->t, r, cd))
+            rc = kv__load_json(kv__cell(c->t, r, cd), "summary.json", &j, NULL);
         if (rc != 0)
             return; /* a configuration unknown: nothing is known for all */
         const json_t *cfg = json_object_get(j, "config");
@@ -114,7 +119,7 @@ static void setup_from_summaries(sweep_ctx *c, const char *dir)
         }
         json_decref(j);
     }
-    if (cd < 0 || c->t->n_rows == 0)
+    if (cn < 0 || c->t->n_rows == 0)
         return;
     st->model = same_s[0] ? c->text[0] : NULL;
     st->gpu = same_s[1] ? c->text[1] : NULL;
@@ -162,10 +167,11 @@ static void sweep_title(const sweep_ctx *c, int x, const bool *drawn, const char
     char setup[256], text[160];
     kv__setup_title(&st, setup, sizeof setup);
     snprintf(title, n, "%s", count);
-    kv__add_part(title, n, " · ", setup);
+    if (*setup)
+        kv__add_part(title, n, " · ", setup);
     for (int k = 1; k < N_KNOBS; k++) {
         const char *v = same_value(t, kv__col_of(t, knobs[k].col), drawn);
-        if (k != x && (k < KNOB_MODEL || k > KNOB_PP) && v) {
+        if (k != x && (k < KNOB_MODEL || k > KNOB_PP) && v && *v) {
             knob_text(&knobs[k], v, text, sizeof text);
             kv__add_part(title, n, " · ", text);
         }
