@@ -35,7 +35,7 @@ do for [k = 1:2] {
 }
 set datafile separator whitespace
 # Log x tics: decades, or when the data spans under 3.5 decades more labelled values per
-# decade (mantissas "1 2 5" or "1 1.5 2 3 5 7"), labelled in human units.
+# decade (mantissas "1 3", "1 2 5", "1 2 3 5", ...: as many as fit), in human units.
 tic_s(x) = x < 1 ? sprintf("%g ms", x * 1000) : x < 1000 ? sprintf("%g s", x) : \
            sprintf("%gk s", x / 1000)
 log_tics = "set xtics (); do for [e = -6:6] { do for [m in mantissas] { \
@@ -76,7 +76,8 @@ do for [ext in "png svg"] {
             set xrange [lo[k] / 1.25 : hi[k] * 1.25]
             span = log10(hi[k] / lo[k])
             mantissas = (span < 0.5 ? "1 1.2 1.5 2 2.5 3 4 5 6 7 8 9" : \
-                         span < 1.2 ? "1 1.5 2 3 5 7" : span < 3.5 ? "1 2 5" : "1")
+                         span < 1.2 ? "1 2 3 5" : span < 2.2 ? "1 2 5" : \
+                         span < 3.5 ? "1 3" : "1")
             @log_tics
             cdf = (k == 1 ? data_ttft : data_tpot)
             cdf_color = (k == 1 ? c_blue : c_orange)

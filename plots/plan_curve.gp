@@ -99,10 +99,20 @@ do for [ext in "png svg"] {
         if (k == 1) {
             set logscale y 10
             set autoscale yfix
-            set ytics autofreq
+            # Under 2.5 decades: 1-2-5 tics, so the axis has labels inside the data.
+            stats file using (column("ttft_p99_s")) nooutput
+            if (STATS_min > 0 && log10(STATS_max / STATS_min) < 2.5) {
+                set ytics ()
+                do for [e = -4:4] { do for [m in "1 2 5"] {
+                    set ytics add (sprintf("%g", real(m) * 10.0**e) real(m) * 10.0**e) } }
+            } else {
+                set ytics autofreq
+            }
             set mytics 10
         } else {
             unset logscale y
+            set ytics autofreq
+            set mytics default
             set yrange [0:*]
             set autoscale yfixmax
         }

@@ -14,7 +14,7 @@
  * varies is a knob: it splits the lines and goes to the legend), else from the
  * configurations' own summary.json (DIR/<config>/summary.json, else the dir column's
  * path), when every one agrees.  A knob whose value is empty (the router of one
- * replica) is not named.
+ * replica) is not named, nor one replica.
  *
  * Panels: a metric that is 0 in every configuration drawn (no preemptions anywhere, no
  * hit on a content-less trace) is an empty chart; it is left out, and the title says
@@ -142,10 +142,13 @@ static const char *same_value(const kv__table *t, int col, const bool *drawn)
     return v;
 }
 
-/* "count · setup · every other knob (but x) the same in all rows drawn" */
+/* The title: "count · setup" into fig's title_info, and every other knob (but x) the
+ * same in all rows drawn into title_knobs (a line of its own). */
 static void sweep_title(const sweep_ctx *c, int x, const bool *drawn, const char *count,
-                        char *title, size_t n)
+                        kv__fig *fig)
 {
+    char title[512], knobs_text[512] = "";
+    size_t n = sizeof title;
     const kv__table *t = c->t;
     kv__setup_text st = c->from_summaries;
     const char **str[3] = {&st.model, &st.gpu, &st.kv_dtype};
@@ -171,11 +174,14 @@ static void sweep_title(const sweep_ctx *c, int x, const bool *drawn, const char
         kv__add_part(title, n, " · ", setup);
     for (int k = 1; k < N_KNOBS; k++) {
         const char *v = same_value(t, kv__col_of(t, knobs[k].col), drawn);
-        if (k != x && (k < KNOB_MODEL || k > KNOB_PP) && v && *v) {
+        bool one_replica = k == KNOB_ROUTER - 1 && v && kv__same_value(v, "1");
+        if (k != x && (k < KNOB_MODEL || k > KNOB_PP) && v && *v && !one_replica) {
             knob_text(&knobs[k], v, text, sizeof text);
-            kv__add_part(title, n, " · ", text);
+            kv__add_part(knobs_text, sizeof knobs_text, " · ", text);
         }
     }
+    kv__gpvars_str(&fig->vars, "title_info", title);
+    kv__gpvars_str(&fig->vars, "title_knobs", knobs_text);
 }
 
 /* ---- panels -------------------------------------------------------------------------- */
@@ -335,10 +341,9 @@ static int sweep_chart(const sweep_ctx *ctx, int x, kv__fig *fig, kv_diag *diag)
     }
     kv__gpvars_num(&fig->vars, "ngroups", (double)n_groups);
 
-    char title[512], count[32];
+    char count[32];
     snprintf(count, sizeof count, "%zu configurations", t->n_rows);
-    sweep_title(ctx, x, NULL, count, title, sizeof title);
-    kv__gpvars_str(&fig->vars, "title_info", title);
+    sweep_title(ctx, x, NULL, count, fig);
 
     kv_buf rowgroup = {0};
     for (size_t r = 0; r < t->n_rows; r++) {
@@ -466,16 +471,14 @@ static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
     bool *drawn = kv_xmalloc((n ? n : 1) * sizeof *drawn);
     for (size_t r = 0; r < n; r++)
         drawn[r] = rowx[r] >= 0;
-    char title[512];
     snprintf(text, sizeof text, "%zu routers", n_cat);
-    sweep_title(ctx, KNOB_ROUTER, drawn, text, title, sizeof title);
+    sweep_title(ctx, KNOB_ROUTER, drawn, text, fig);
     static const metric router_metrics[] = {{"hit_rate", NULL, "prefix hit rate"},
                                             {"ttft_p99_s", NULL, "P99 TTFT"},
                                             {"requests_gini", NULL, "imbalance"},
                                             {"overpredicted", NULL, "over-prediction"}};
     set_panels(t, router_metrics, 4, drawn, fig);
     free(drawn);
-    kv__gpvars_str(&fig->vars, "title_info", title);
     kv_buf_release(&rx);
     kv_buf_release(&rg);
     free(renum);
