@@ -21,7 +21,7 @@ void kv__gpvars_str(kv_buf *v, const char *name, const char *text);
 void kv__add_part(char *buf, size_t n, const char *sep, const char *text);
 /* dir/name as a JSON object: 0, or -KV_EPARSE with the diag naming file, line and column. */
 int kv__load_json(const char *dir, const char *name, json_t **out, kv_diag *diag);
-double kv__jnum(const json_t *root, const char *path); /* root.a.b; NAN: absent, not a number */
+double kv__jnum(const json_t *root, const char *path);    /* root.a.b; NAN: absent, not a number */
 const char *kv__jstr(const json_t *obj, const char *key); /* NULL: absent, not a string */
 
 /* One figure to draw: plots/<name>.gp with these variables (plot.c adds dir, outdir,
@@ -69,11 +69,11 @@ void kv__setup_title(const kv__setup_text *t, char *out, size_t n);
 enum { KV__PIXEL_COLS = 1000 }; /* columns of equal time a long series is reduced to */
 
 typedef struct kv__series_info {
-    double rows;       /* timeseries.csv's data rows */
-    bool thinned;      /* more than 2 · KV__PIXEL_COLS rows: per-column min/max/mean */
-    double bin_s;      /* the width of the pressure bins */
-    double bin_max[2]; /* the largest bin of preemptions, of watermark deferrals */
-    double max[5];     /* the largest physical, logical, cached-free, running, waiting */
+    double rows;         /* timeseries.csv's data rows */
+    bool thinned;        /* more than 2 · KV__PIXEL_COLS rows: per-column min/max/mean */
+    double bin_s;        /* the width of the pressure bins */
+    double bin_max[2];   /* the largest bin of preemptions, of watermark deferrals */
+    double max[5];       /* the largest physical, logical, cached-free, running, waiting */
     const char *path[2]; /* the series and bins data files (owned by the figlist) */
 } kv__series_info;
 

@@ -71,8 +71,8 @@ static int load_summary(const char *dir, kv_summary *sum, kv_diag *diag)
 static void run_title(const kv_summary *s, char *title, size_t n)
 {
     const kv_summary_config *c = &s->config;
-    kv__setup_text st = {c->model, c->gpu, c->kv_dtype, (double)c->tp, (double)c->pp,
-                         (double)c->block_size};
+    kv__setup_text st = {c->model,      c->gpu,        c->kv_dtype,
+                         (double)c->tp, (double)c->pp, (double)c->block_size};
     char part[256], num[32];
     title[0] = '\0';
     kv__add_part(title, n, " · ", kv_path_base(c->trace));
@@ -99,8 +99,9 @@ static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title,
     kv__gpvars_num(&f->vars, "usable", (double)s->blocks.usable);
     kv__gpvars_num(&f->vars, "wm_blocks", (double)s->watermark.blocks);
     kv__gpvars_num(&f->vars, "show_cached", s->prefix.hits > 0);
-    kv__gpvars_num(&f->vars, "shared", s->blocks.peak_logical != s->blocks.peak_physical ||
-                                           s->blocks.mean_logical != s->blocks.mean_physical);
+    kv__gpvars_num(&f->vars, "shared",
+                   s->blocks.peak_logical != s->blocks.peak_physical ||
+                       s->blocks.mean_logical != s->blocks.mean_physical);
     char wm[32];
     snprintf(wm, sizeof wm, "%g", s->config.watermark);
     kv__gpvars_str(&f->vars, "wm_label", wm);

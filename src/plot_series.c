@@ -188,8 +188,8 @@ static int data_close(FILE *f, const char *path, kv_diag *diag)
 
 enum { N_SERIES = 5, N_COUNTERS = 2 };
 static const char *const ts_cols[N_SERIES + N_COUNTERS + 1] = {
-    "time_s",  "physical_blocks", "logical_blocks",     "cached_free_blocks",
-    "running", "waiting",         "preemptions", "watermark_deferrals"};
+    "time_s",  "physical_blocks", "logical_blocks", "cached_free_blocks",
+    "running", "waiting",         "preemptions",    "watermark_deferrals"};
 
 typedef struct pixel {
     double min[N_SERIES], max[N_SERIES], wsum[N_SERIES], sum[N_SERIES];

@@ -36,7 +36,6 @@
 #include "kvsim/text.h"
 #include "plot_internal.h"
 
-
 /* The knob columns of sweep.csv, and how a value reads in a legend or title. */
 typedef struct knob {
     const char *col;
@@ -44,12 +43,22 @@ typedef struct knob {
 } knob;
 
 static const knob knobs[] = {
-    {"block_size", "block"},    {"num_blocks", "blocks"},     {"kv_budget_bytes", "KV"},
-    {"watermark", "watermark"}, {"free_order", "free-order"}, {"max_seqs", "max-seqs"},
-    {"preempt", "preempt"},     {"replicas", "replicas"},     {"router", "router"},
+    {"block_size", "block"},
+    {"num_blocks", "blocks"},
+    {"kv_budget_bytes", "KV"},
+    {"watermark", "watermark"},
+    {"free_order", "free-order"},
+    {"max_seqs", "max-seqs"},
+    {"preempt", "preempt"},
+    {"replicas", "replicas"},
+    {"router", "router"},
     /* setup columns, when sweep.csv has them (the title's wording: kv__setup_title) */
-    {"model", ""},              {"gpu", ""},                  {"kv_dtype", "KV"},
-    {"tp", "TP"},               {"pp", "PP"},                 {"prefix_caching", "prefix caching"},
+    {"model", ""},
+    {"gpu", ""},
+    {"kv_dtype", "KV"},
+    {"tp", "TP"},
+    {"pp", "PP"},
+    {"prefix_caching", "prefix caching"},
 };
 enum { KNOB_ROUTER = 8, KNOB_MODEL = 9, KNOB_PP = 13 }; /* model … pp: the setup */
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
@@ -284,6 +293,33 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Legend per group: the key columns that differ between groups, except a capacity
+ * column that only follows the block size ("block 16, 8,192 blocks" says nothing
+ * "block 16" does not, under a fixed budget). */
+static void group_legends(const kv__table *t, const bool *in_key, const size_t *rep,
+                          size_t n_groups, kv__fig *fig)
+{
+    char text[160], var[32];
+    int c_bs = kv__col_of(t, knobs[0].col);
+    for (size_t g = 0; n_groups > 1 && g < n_groups; g++) {
+        char legend[256] = "";
+        for (int k = 0; k < N_KNOBS; k++) {
+            int c = kv__col_of(t, knobs[k].col);
+            bool varies = false;
+            for (size_t h = 0; in_key[k] && h < n_groups && !varies; h++)
+                varies = !kv__same_value(kv__cell(t, rep[h], c), kv__cell(t, rep[0], c));
+            if (varies && (k == 1 || k == 2) && in_key[0] && follows(t, c, c_bs))
+                varies = false;
+            if (varies) {
+                knob_text(&knobs[k], kv__cell(t, rep[g], c), text, sizeof text);
+                kv__add_part(legend, sizeof legend, ", ", text);
+            }
+        }
+        snprintf(var, sizeof var, "gtitle%zu", g);
+        kv__gpvars_str(&fig->vars, var, legend);
+    }
+}
+
 /* One chart against knob x: variables into fig.  0 or -KV_EPARSE (x not numeric). */
 static int sweep_chart(const sweep_ctx *ctx, int x, kv__fig *fig, kv_diag *diag)
 {
@@ -317,31 +353,10 @@ static int sweep_chart(const sweep_ctx *ctx, int x, kv__fig *fig, kv_diag *diag)
             break;
     }
 
-    /* Legend per group: the key columns that differ between groups, except a capacity
-     * column that only follows the block size ("block 16, 8,192 blocks" says nothing
-     * "block 16" does not, under a fixed budget). */
-    char text[160], var[32];
-    int c_bs = kv__col_of(t, knobs[0].col);
-    for (size_t g = 0; n_groups > 1 && g < n_groups; g++) {
-        char legend[256] = "";
-        for (int k = 0; k < N_KNOBS; k++) {
-            int c = kv__col_of(t, knobs[k].col);
-            bool varies = false;
-            for (size_t h = 0; in_key[k] && h < n_groups && !varies; h++)
-                varies = !kv__same_value(kv__cell(t, rep[h], c), kv__cell(t, rep[0], c));
-            if (varies && (k == 1 || k == 2) && in_key[0] && follows(t, c, c_bs))
-                varies = false;
-            if (varies) {
-                knob_text(&knobs[k], kv__cell(t, rep[g], c), text, sizeof text);
-                kv__add_part(legend, sizeof legend, ", ", text);
-            }
-        }
-        snprintf(var, sizeof var, "gtitle%zu", g);
-        kv__gpvars_str(&fig->vars, var, legend);
-    }
+    group_legends(t, in_key, rep, n_groups, fig);
     kv__gpvars_num(&fig->vars, "ngroups", (double)n_groups);
 
-    char count[32];
+    char count[32], text[64];
     snprintf(count, sizeof count, "%zu configurations", t->n_rows);
     sweep_title(ctx, x, NULL, count, fig);
 
@@ -383,18 +398,16 @@ static void router_category(const kv__table *t, size_t r, char *out, size_t n)
         snprintf(out, n, "%s", name);
 }
 
-/* The router comparison (sweep_router.gp): one category per router policy (rows of one
- * replica have no router and are left out), one bar per group of the other knobs. */
-static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
+/* The categories of the router chart (cat0, cat1, … and ncat into fig), in policy order
+ * as --help lists them, then by text; each row's category into rowx (-1: no router) and
+ * fig's rowx.  Returns the category count. */
+static size_t router_categories(const kv__table *t, int *rowx, kv__fig *fig)
 {
-    const kv__table *t = ctx->t;
     size_t n = t->n_rows;
-    char (*cat)[64] = kv_xcalloc(n ? n : 1, sizeof *cat);
-    int *rowx = kv_xmalloc((n ? n : 1) * sizeof *rowx);
+    char(*cat)[64] = kv_xcalloc(n ? n : 1, sizeof *cat);
     size_t n_cat = 0;
-    /* Categories in policy order, as --help lists them, then by text. */
-    static const char *const order[] = {"round-robin", "random", "least-requests", "least-kv",
-                                        "prefix",      "weighted", "kv-cost",      "session"};
+    static const char *const order[] = {"round-robin", "random",   "least-requests", "least-kv",
+                                        "prefix",      "weighted", "kv-cost",        "session"};
     char text[64];
     for (size_t o = 0; o <= sizeof order / sizeof order[0]; o++)
         for (size_t r = 0; r < n; r++) {
@@ -402,8 +415,8 @@ static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
             bool listed = false;
             for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
                 listed |= strcmp(name, order[k]) == 0;
-            if (!*name || (o < sizeof order / sizeof order[0] ? strcmp(name, order[o]) != 0
-                                                               : listed))
+            if (!*name ||
+                (o < sizeof order / sizeof order[0] ? strcmp(name, order[o]) != 0 : listed))
                 continue;
             router_category(t, r, text, sizeof text);
             size_t c = 0;
@@ -430,8 +443,23 @@ static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
         snprintf(var, sizeof var, "cat%zu", c);
         kv__gpvars_str(&fig->vars, var, cat[c]);
     }
+    kv_buf_release(&rx);
+    free(cat);
+    return n_cat;
+}
+
+/* The router comparison (sweep_router.gp): one category per router policy (rows of one
+ * replica have no router and are left out), one bar per group of the other knobs. */
+static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
+{
+    const kv__table *t = ctx->t;
+    size_t n = t->n_rows;
+    int *rowx = kv_xmalloc((n ? n : 1) * sizeof *rowx);
+    size_t n_cat = router_categories(t, rowx, fig);
+    char text[64];
     /* Groups: rows with a router agreeing on every other knob. */
-    size_t *group = kv_xmalloc((n ? n : 1) * sizeof *group), *rep = kv_xmalloc((n ? n : 1) * sizeof *rep);
+    size_t *group = kv_xmalloc((n ? n : 1) * sizeof *group),
+           *rep = kv_xmalloc((n ? n : 1) * sizeof *rep);
     int key[N_KNOBS];
     size_t n_key = 0;
     for (int k = 0; k < N_KNOBS; k++)
@@ -479,12 +507,10 @@ static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
                                             {"overpredicted", NULL, "over-prediction"}};
     set_panels(t, router_metrics, 4, drawn, fig);
     free(drawn);
-    kv_buf_release(&rx);
     kv_buf_release(&rg);
     free(renum);
     free(group);
     free(rep);
-    free(cat);
     free(rowx);
     return 0;
 }
@@ -492,8 +518,8 @@ static int router_chart(const sweep_ctx *ctx, kv__fig *fig)
 /* Whether sweep.csv compares two or more routers (rows with one replica have none). */
 static bool compares_routers(const kv__table *t)
 {
-    static const char *const need[] = {"router", "replicas", "requests_gini", "overpredicted",
-                                       "finished", "rejected"};
+    static const char *const need[] = {"router",        "replicas", "requests_gini",
+                                       "overpredicted", "finished", "rejected"};
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (kv__col_of(t, need[i]) < 0)
             return false;
@@ -522,14 +548,13 @@ int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t no
             const char *fig;
         } charts[] = {{0, "sweep_block_size"}, {3, "sweep_watermark"}};
         static const metric bs_metrics[] = {
-            {"hit_rate", NULL, "prefix hit rate"},   {"preemptions", NULL, "preemptions"},
+            {"hit_rate", NULL, "prefix hit rate"},     {"preemptions", NULL, "preemptions"},
             {"mean_physical", NULL, "pool occupancy"}, {"ttft_p99_s", NULL, "P99 TTFT"},
-            {"tpot_p99_s", NULL, "P99 TPOT"},        {"output_tok_per_s", NULL, "throughput"}};
-        static const metric wm_metrics[] = {
-            {"preemptions", NULL, "preemptions"},
-            {"watermark_deferrals", NULL, "deferrals"},
-            {"preemptions", "watermark_deferrals", "the trade-off"},
-            {"ttft_p99_s", NULL, "P99 TTFT"}};
+            {"tpot_p99_s", NULL, "P99 TPOT"},          {"output_tok_per_s", NULL, "throughput"}};
+        static const metric wm_metrics[] = {{"preemptions", NULL, "preemptions"},
+                                            {"watermark_deferrals", NULL, "deferrals"},
+                                            {"preemptions", "watermark_deferrals", "the trade-off"},
+                                            {"ttft_p99_s", NULL, "P99 TTFT"}};
         int made = 0;
         sweep_ctx c = {.t = &t};
         setup_from_summaries(&c, dir);
@@ -549,10 +574,8 @@ int kv__plot_sweep_figs(const char *dir, kv__figlist *out, char *note, size_t no
         }
         if (rc == 0 && !made)
             snprintf(note, note_n, "%s %s: no sweep chart", t.path,
-                     t.n_rows ? "varies neither block size, watermark nor router"
-                              : "has no rows");
+                     t.n_rows ? "varies neither block size, watermark nor router" : "has no rows");
     }
     kv__table_release(&t);
     return rc;
 }
-

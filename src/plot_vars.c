@@ -160,7 +160,6 @@ const char *kv__jstr(const json_t *obj, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-
 /* ---- a plan -------------------------------------------------------------------------- */
 
 static int parse_bool(const char *s, bool *out)
@@ -195,8 +194,8 @@ static int scan_plan(const kv__table *t, plan_rows *pr, kv_diag *diag)
             return kv_diag_set(diag, -KV_EPARSE, "%s: load '%s' is not a number", t->path,
                                kv__cell(t, r, c_load));
         if (parse_bool(kv__cell(t, r, c_ok), &ok) != 0)
-            return kv_diag_set(diag, -KV_EPARSE, "%s: meets_slo '%s' is not true or false",
-                               t->path, kv__cell(t, r, c_ok));
+            return kv_diag_set(diag, -KV_EPARSE, "%s: meets_slo '%s' is not true or false", t->path,
+                               kv__cell(t, r, c_ok));
         bool has_rate = c_rate >= 0 && kv__parse_num(kv__cell(t, r, c_rate), &rate) && rate > 0;
         pr->all_rates &= has_rate && load > 0;
         if (has_rate && load > 0)
@@ -210,13 +209,11 @@ static int scan_plan(const kv__table *t, plan_rows *pr, kv_diag *diag)
 }
 
 /* The title: trace · setup (plan.json's config echo) · count. */
-static void plan_title(const json_t *plan, size_t n_rows, const char *over, char *title,
-                       size_t n)
+static void plan_title(const json_t *plan, size_t n_rows, const char *over, char *title, size_t n)
 {
     const json_t *cfg = plan ? json_object_get(plan, "config") : NULL;
-    kv__setup_text st = {kv__jstr(cfg, "model"),  kv__jstr(cfg, "gpu"),
-                         kv__jstr(cfg, "kv_dtype"), kv__jnum(cfg, "tp"),
-                         kv__jnum(cfg, "pp"),       kv__jnum(cfg, "block_size")};
+    kv__setup_text st = {kv__jstr(cfg, "model"), kv__jstr(cfg, "gpu"), kv__jstr(cfg, "kv_dtype"),
+                         kv__jnum(cfg, "tp"),    kv__jnum(cfg, "pp"),  kv__jnum(cfg, "block_size")};
     char setup[256], part[64];
     kv__setup_title(&st, setup, sizeof setup);
     title[0] = '\0';
@@ -226,7 +223,7 @@ static void plan_title(const json_t *plan, size_t n_rows, const char *over, char
     if (*setup)
         kv__add_part(title, n, " · ", setup);
     snprintf(part, sizeof part, "%zu %s", n_rows,
-             strcmp(over, "replicas") == 0    ? "replica counts"
+             strcmp(over, "replicas") == 0     ? "replica counts"
              : strcmp(over, "num_blocks") == 0 ? "pool sizes"
              : strcmp(over, "kv_budget") == 0  ? "KV budgets"
                                                : "loads");

@@ -516,10 +516,10 @@ Test(plot, sweep_plot_draws_the_watermark_chart)
 Test(plot, plan_plot_draws_the_curve)
 {
     char *dir = make_temp_dir();
-    run_result r = run_kvsim("plan", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2",
-                             "--limit", "60", "--num-blocks", "600", "--slo", "ttft_p99=2s",
-                             "--time-model", "linear:0.002,0.00002,0.00000001", "--out", dir,
-                             "--plot", "-q", NULL);
+    run_result r =
+        run_kvsim("plan", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2", "--limit",
+                  "60", "--num-blocks", "600", "--slo", "ttft_p99=2s", "--time-model",
+                  "linear:0.002,0.00002,0.00000001", "--out", dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     assert_figure(dir, "plan_curve");
     run_result_free(&r);
@@ -583,10 +583,10 @@ Test(plot, cluster_run_draws_per_replica_figures)
 Test(plot, router_sweep_draws_the_comparison)
 {
     char *dir = make_temp_dir();
-    run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
-                             "120", "--num-blocks", "1500", "--replicas", "2,3", "--router",
-                             "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01",
-                             "--out", dir, "--plot", "-q", NULL);
+    run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
+                             "--num-blocks", "1500", "--replicas", "2,3", "--router",
+                             "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01", "--out",
+                             dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     assert_figure(dir, "sweep_router");
     char *svg = join(dir, "sweep_router.svg");
@@ -688,9 +688,19 @@ static char *svg_text(const char *dir, const char *name)
 Test(plot, every_run_figure_title_names_the_setup)
 {
     char *rec = make_temp_dir(), *out = join(rec, "out");
-    const char *args[] = {"run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60",
-                          "--kv-dtype", "fp8", "--block-size", "32", "--out", out, "--plot",
-                          "-q", NULL};
+    const char *args[] = {"run",
+                          src_path("traces/mooncake_conv_500.jsonl"),
+                          "--limit",
+                          "60",
+                          "--kv-dtype",
+                          "fp8",
+                          "--block-size",
+                          "32",
+                          "--out",
+                          out,
+                          "--plot",
+                          "-q",
+                          NULL};
     run_result r = run_recorded(rec, out, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     const char *want = "llama-3-8b on H100-SXM · TP1 PP1 · fp8 KV · block 32 tokens";
@@ -710,8 +720,8 @@ Test(plot, cluster_figure_titles_name_the_setup)
 {
     char *dir = make_temp_dir();
     run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60",
-                             "--num-blocks", "1500", "--replicas", "2", "--tp", "2", "--out",
-                             dir, "--plot", "-q", NULL);
+                             "--num-blocks", "1500", "--replicas", "2", "--tp", "2", "--out", dir,
+                             "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     const char *figs[] = {"cluster_blocks", "cluster_replicas", "latency_cdf"};
     for (int i = 0; i < 3; i++) {
@@ -730,9 +740,21 @@ Test(plot, cluster_figure_titles_name_the_setup)
 Test(plot, sweep_titles_from_summaries_and_no_empty_panels)
 {
     char *rec = make_temp_dir(), *out = join(rec, "out");
-    const char *args[] = {"sweep", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2",
-                          "--limit", "60", "--block-size", "16,32", "--gpu", "A100-80G",
-                          "--out", out, "--plot", "-q", NULL};
+    const char *args[] = {"sweep",
+                          src_path("traces/sharegpt_lengths_1000.csv"),
+                          "--rate",
+                          "2",
+                          "--limit",
+                          "60",
+                          "--block-size",
+                          "16,32",
+                          "--gpu",
+                          "A100-80G",
+                          "--out",
+                          out,
+                          "--plot",
+                          "-q",
+                          NULL};
     run_result r = run_recorded(rec, out, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *v = vars_of(rec, "sweep_block_size");
@@ -740,8 +762,8 @@ Test(plot, sweep_titles_from_summaries_and_no_empty_panels)
     cr_assert(!strstr(v, "block 16 tokens"), "block size is on x: %s", v);
     /* ShareGPT lengths carry no content: no hit; a roomy pool: no preemption. */
     cr_assert(strstr(v, "panels = '3 4 5 6';"), "%s", v);
-    cr_assert(strstr(v, "not drawn, 0 in every configuration: prefix hit rate, preemptions"),
-              "%s", v);
+    cr_assert(strstr(v, "not drawn, 0 in every configuration: prefix hit rate, preemptions"), "%s",
+              v);
     char *svg = svg_text(out, "sweep_block_size");
     cr_assert(!strstr(svg, "preemptions (count)") && !strstr(svg, "hit rate (% of prompt"),
               "empty panels drawn");
@@ -765,8 +787,7 @@ Test(plot, sweep_titles_from_setup_columns)
     run_result r = run_recorded(rec, out, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *v = vars_of(rec, "sweep_watermark");
-    cr_assert(strstr(v, "20 configurations · llama-3-8b on H100-SXM · TP1 PP1 · bf16 KV"), "%s",
-              v);
+    cr_assert(strstr(v, "20 configurations · llama-3-8b on H100-SXM · TP1 PP1 · bf16 KV"), "%s", v);
     free(v);
     run_result_free(&r);
     /* Half the rows on another GPU: the GPU leaves the title and splits the groups. */
@@ -1020,9 +1041,12 @@ Test(plot, latency_cdf_is_thinned_and_keeps_the_extremes)
 Test(plot, cached_band_only_when_something_can_hit)
 {
     char *rec = make_temp_dir(), *out = join(rec, "out");
-    const char *a1[] = {"run", src_path("traces/sharegpt_lengths_1000.csv"), "--rate", "2",
+    const char *a1[] = {"run",     src_path("traces/sharegpt_lengths_1000.csv"),
+                        "--rate",  "2",
                         "--limit", "50",
-                        "--out", out, "--plot", "-q", NULL};
+                        "--out",   out,
+                        "--plot",  "-q",
+                        NULL};
     run_result r = run_recorded(rec, out, a1);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *v = vars_of(rec, "blocks");
@@ -1035,8 +1059,11 @@ Test(plot, cached_band_only_when_something_can_hit)
     run_result_free(&r);
     rm_rf(rec);
     cr_assert_eq(mkdir(rec, 0755), 0);
-    const char *a2[] = {"run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60",
-                        "--out", out, "--plot", "-q", NULL};
+    const char *a2[] = {"run",     src_path("traces/mooncake_conv_500.jsonl"),
+                        "--limit", "60",
+                        "--out",   out,
+                        "--plot",  "-q",
+                        NULL};
     r = run_recorded(rec, out, a2);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     v = vars_of(rec, "blocks");
@@ -1083,8 +1110,7 @@ Test(plot, long_latencies_in_human_units)
 Test(plot, progress_lines)
 {
     char *dir = make_temp_dir();
-    run_result r =
-        run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--out", dir, "-q", NULL);
+    run_result r = run_kvsim("run", src_path("traces/tiny_shared.jsonl"), "--out", dir, "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     run_result_free(&r);
     r = run_kvsim("plot", "--progress", dir, NULL);
@@ -1100,8 +1126,7 @@ Test(plot, progress_lines)
     cr_assert(strstr(r.out, "figures in "), "%s", r.out);
     run_result_free(&r);
     r = run_kvsim("plot", "--progress", "-q", dir, NULL);
-    cr_assert(strstr(r.err, "drawing: 3 of 3"), "--progress wins over -q for progress: %s",
-              r.err);
+    cr_assert(strstr(r.err, "drawing: 3 of 3"), "--progress wins over -q for progress: %s", r.err);
     cr_assert_str_empty(r.out);
     run_result_free(&r);
     rm_rf(dir);

@@ -147,8 +147,7 @@ static void end_progress(const progress *pg)
 
 /* Plot one directory; *no_gnuplot set when gnuplot is missing (the note is printed once
  * by the caller of this helper). */
-static int plot_one(const char *dir, plot_tools *tools, bool quiet, progress *pg,
-                    bool *no_gnuplot)
+static int plot_one(const char *dir, plot_tools *tools, bool quiet, progress *pg, bool *no_gnuplot)
 {
     kv_plot_report rep;
     kv_diag d;
