@@ -16,6 +16,11 @@ if (!exists("dir")) dir = "."
 if (!exists("outdir")) outdir = dir
 if (!exists("suffix")) suffix = ""
 outfile(name, ext) = outdir.'/'.name.'.'.ext.suffix
+# A long title comes in two pieces (kvsim breaks it at a " · "): one per line.
+# top_shift: how much lower a multiplot's panels start for that extra line.
+top_shift = 0
+if (exists("title_info") && exists("title_info2")) {
+    title_info = title_info."\n".title_info2; top_shift = 0.035 }
 
 font_main = "Sans,12"
 set_term_png = "set terminal pngcairo size 1200,700 noenhanced font font_main " \

@@ -48,7 +48,7 @@ do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
     set output outfile(name, ext)
     set multiplot layout 1, 2 title "Latency CDFs".count_info."\n".title_info font ",14" \
-        margins 0.07, 0.98, 0.12, 0.85 spacing 0.07, 0
+        margins 0.07, 0.98, 0.12, 0.85 - top_shift spacing 0.07, 0
     set logscale x 10
     set format x "%g"
     set yrange [0:1.0]

@@ -38,7 +38,7 @@ do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
     set output outfile(name, ext)
     set multiplot layout 3, 1 title "Scheduler pressure over time\n".title_info font ",14" \
-        margins 0.085, 0.975, 0.09, 0.87 spacing 0, 0.045
+        margins 0.085, 0.975, 0.09, 0.87 - top_shift spacing 0, 0.045
     set xrange [0:t_end]
     set boxwidth bin_s * 0.85 absolute
     set style fill solid 0.85 noborder

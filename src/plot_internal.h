@@ -16,6 +16,10 @@
 void kv__gpvars_num(kv_buf *v, const char *name, double x); /* non-finite: skipped */
 /* A string, single-quoted for gnuplot ('' for a quote; control characters become spaces). */
 void kv__gpvars_str(kv_buf *v, const char *name, const char *text);
+/* A figure's title as title_info; when it is too long for one line and " · " stands at
+ * byte split (after what ran on what), what follows as title_info2, which common.gp puts
+ * on a line of its own. */
+void kv__gpvars_title(kv_buf *v, const char *title, size_t split);
 
 /* Append sep (when buf is not empty) and text to buf (size n), truncating. */
 void kv__add_part(char *buf, size_t n, const char *sep, const char *text);
@@ -83,6 +87,12 @@ typedef struct kv__series_info {
 int kv__plot_series(const char *dir, double t_end, const kv__progress *pg, kv__figlist *figs,
                     kv__series_info *info, kv_diag *diag);
 
+/* A cluster's dir/timeseries.csv (R replicas) into the replicas data file: per pixel
+ * column t, the lowest and highest physical blocks of any replica, each replica's mean.
+ * info->path[0] is the file.  As above. */
+int kv__plot_replica_series(const char *dir, double t_end, size_t R, const kv__progress *pg,
+                            kv__figlist *figs, kv__series_info *info, kv_diag *diag);
+
 typedef struct kv__latency_info {
     double n[2], lo[2], hi[2]; /* TTFT, TPOT: values drawn, smallest, largest */
     const char *path[2];       /* their CDF data files (owned by the figlist) */
@@ -104,11 +114,13 @@ int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t not
 /* A cluster run's own figures (plot_cluster.c): cluster_blocks (physical blocks over time
  * per replica from timeseries.csv, lines up to 16 replicas, quantile bands beyond) and
  * cluster_replicas (routed requests and hit rate per replica, from the summary).  s is
- * the run's summary, title its figure title, rows timeseries.csv's data rows.  0 or
+ * the run's summary, title its figure title (split: kv__gpvars_title), rows
+ * timeseries.csv's data rows.  0 or
  * -KV_EIO / -KV_EPARSE with the diag set. */
 struct kv_summary;
 int kv__plot_cluster_figs(const char *dir, const struct kv_summary *s, const char *title,
-                          double rows, kv__figlist *out, kv_diag *diag);
+                          size_t split, double rows, const kv__progress *pg, kv__figlist *out,
+                          kv_diag *diag);
 
 /* ---- CSV tables (plot_table.c) ----------------------------------------------------- */
 typedef struct kv__table {

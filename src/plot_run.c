@@ -68,7 +68,8 @@ static int load_summary(const char *dir, kv_summary *sum, kv_diag *diag)
 }
 
 /* "trace · model on GPU · TPt PPp · DTYPE KV · block B tokens · N blocks · watermark W" */
-static void run_title(const kv_summary *s, char *title, size_t n)
+/* Returns where the pool part starts (a " · "), for a title on two lines. */
+static size_t run_title(const kv_summary *s, char *title, size_t n)
 {
     const kv_summary_config *c = &s->config;
     kv__setup_text st = {c->model,      c->gpu,        c->kv_dtype,
@@ -78,6 +79,7 @@ static void run_title(const kv_summary *s, char *title, size_t n)
     kv__add_part(title, n, " · ", kv_path_base(c->trace));
     kv__setup_title(&st, part, sizeof part);
     kv__add_part(title, n, " · ", part);
+    size_t split = strlen(title);
     kv_grouped(num, sizeof num, (double)s->config.num_blocks);
     if (s->has_cluster)
         snprintf(part, sizeof part, "%llu replicas of %s blocks",
@@ -87,12 +89,13 @@ static void run_title(const kv_summary *s, char *title, size_t n)
     kv__add_part(title, n, " · ", part);
     snprintf(part, sizeof part, "watermark %g", c->watermark);
     kv__add_part(title, n, " · ", part);
+    return split;
 }
 
-static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title,
+static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
                         const kv__series_info *si)
 {
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_str(&f->vars, "data", si->path[0]);
     kv__gpvars_num(&f->vars, "nrows", si->rows);
     kv__gpvars_num(&f->vars, "thinned", si->thinned);
@@ -107,10 +110,10 @@ static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title,
     kv__gpvars_str(&f->vars, "wm_label", wm);
 }
 
-static void pressure_vars(kv__fig *f, const kv_summary *s, const char *title,
+static void pressure_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
                           const kv__series_info *si)
 {
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_str(&f->vars, "data", si->path[0]);
     kv__gpvars_str(&f->vars, "data_bins", si->path[1]);
     kv__gpvars_num(&f->vars, "nrows", si->rows);
@@ -127,10 +130,10 @@ static void pressure_vars(kv__fig *f, const kv_summary *s, const char *title,
     kv__gpvars_str(&f->vars, "wm_label", wm);
 }
 
-static void latency_vars(kv__fig *f, const kv_summary *s, const char *title,
+static void latency_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
                          const kv__latency_info *li)
 {
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_num(&f->vars, "n_finished", (double)s->requests.finished);
     kv__gpvars_num(&f->vars, "n_total", (double)s->requests.total);
     static const char *const lat[] = {"ttft", "tpot"}, *const pct[] = {"p50", "p95", "p99"};
@@ -161,27 +164,27 @@ int kv__plot_run_figs(const char *dir, const kv__progress *pg, kv__figlist *out,
     if (rc != 0)
         return rc;
     char title[512];
-    run_title(&s, title, sizeof title);
+    size_t split = run_title(&s, title, sizeof title);
     if (s.has_cluster) { /* per-replica figures instead of blocks and pressure */
         double rows = 0;
         char *ts = kv_path_join(dir, "timeseries.csv");
         rc = count_rows(ts, &rows, diag);
         free(ts);
         if (rc == 0)
-            rc = kv__plot_cluster_figs(dir, &s, title, rows, out, diag);
+            rc = kv__plot_cluster_figs(dir, &s, title, split, rows, pg, out, diag);
     } else {
         kv__series_info si;
         rc = kv__plot_series(dir, s.sim_time_s, pg, out, &si, diag);
         if (rc == 0) {
-            blocks_vars(kv__figlist_add(out, "blocks"), &s, title, &si);
-            pressure_vars(kv__figlist_add(out, "pressure"), &s, title, &si);
+            blocks_vars(kv__figlist_add(out, "blocks"), &s, title, split, &si);
+            pressure_vars(kv__figlist_add(out, "pressure"), &s, title, split, &si);
         }
     }
     kv__latency_info li;
     if (rc == 0)
         rc = kv__plot_latency(dir, pg, out, &li, diag);
     if (rc == 0)
-        latency_vars(kv__figlist_add(out, "latency_cdf"), &s, title, &li);
+        latency_vars(kv__figlist_add(out, "latency_cdf"), &s, title, split, &li);
     kv_summary_release(&s);
     return rc;
 }

@@ -18,6 +18,9 @@
  *   bins    the increase of the cumulative preemptions and watermark_deferrals counters
  *           per time bin of a 1-2-5 width giving about 100 bins, exactly: a row's
  *           increase over the previous row goes to the bin of its time.
+ *   replicas  a cluster's timeseries.csv (rows of every replica, a replica column), for
+ *           up to 16 replicas: per pixel column the lowest and highest physical blocks of
+ *           any replica (the peaks) and each replica's time-weighted mean.
  *   cdf     per latency (TTFT, TPOT) the empirical CDF of the finished requests' positive
  *           values, thinned for a log-x plot: a point is kept when it moves the curve by
  *           at least 1/CDF_STEPS of the decades spanned or of the height, and the first
@@ -371,6 +374,115 @@ int kv__plot_series(const char *dir, double t_end, const kv__progress *pg, kv__f
     free(s.raw);
     for (int k = 0; k < N_COUNTERS; k++)
         free(s.bins[k]);
+    return rc;
+}
+
+/* ---- a cluster's replicas ------------------------------------------------------------ */
+
+/* Per replica, its own rows (a row holds until that replica's next row). */
+typedef struct replica_pass {
+    series_pass s; /* width and info shared; px unused */
+    pixel *px;     /* R × KV__PIXEL_COLS */
+    row *prev;     /* R: each replica's last row */
+    bool *seen;
+} replica_pass;
+
+static int read_replicas(csv_in *c, replica_pass *rp, size_t R, kv_diag *diag)
+{
+    static const char *const cols[3] = {"time_s", "replica", "physical_blocks"};
+    int idx[3];
+    int rc = header_cols(c, cols, 3, idx, diag);
+    char *line, *field[64];
+    while (rc == 0 && (line = csv_next(c))) {
+        if (!*line)
+            continue;
+        int n = split(line, field, 64);
+        row r = {0};
+        double rep = -1;
+        bool ok = n > 0 && idx[0] < n && idx[1] < n && idx[2] < n && idx[2] < 64 &&
+                  num(field[idx[0]], &r.t) && num(field[idx[1]], &rep) &&
+                  num(field[idx[2]], &r.v[0]) && rep >= 0 && rep < (double)R;
+        if (!ok) {
+            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%lu: not a cluster timeseries row", c->path,
+                             c->lineno);
+            break;
+        }
+        size_t k = (size_t)rep;
+        rp->s.px = rp->px + k * KV__PIXEL_COLS;
+        if (rp->seen[k])
+            add_row(&rp->s, &rp->prev[k], r.t);
+        rp->prev[k] = r;
+        rp->seen[k] = true;
+        rp->s.n_rows++;
+    }
+    if (rc == 0 && ferror(c->f))
+        rc = kv_diag_set(diag, -KV_EIO, "cannot read '%s'", c->path);
+    for (size_t k = 0; rc == 0 && k < R; k++)
+        if (rp->seen[k]) {
+            rp->s.px = rp->px + k * KV__PIXEL_COLS;
+            add_row(&rp->s, &rp->prev[k], rp->prev[k].t);
+        }
+    return rc;
+}
+
+/* Per pixel column: t, the lowest and highest physical blocks of any replica, then each
+ * replica's time-weighted mean (NaN where it has no row yet). */
+static void write_replicas(FILE *f, const replica_pass *rp, size_t R)
+{
+    for (size_t i = 0; i < KV__PIXEL_COLS; i++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t k = 0; k < R; k++) {
+            const pixel *p = &rp->px[k * KV__PIXEL_COLS + i];
+            if (p->n) {
+                lo = fmin(lo, p->min[0]);
+                hi = fmax(hi, p->max[0]);
+            }
+        }
+        if (!(lo <= hi))
+            continue;
+        fprintf(f, "%.9g %.10g %.10g", ((double)i + 0.5) * rp->s.width, lo, hi);
+        for (size_t k = 0; k < R; k++) {
+            const pixel *p = &rp->px[k * KV__PIXEL_COLS + i];
+            if (p->n)
+                fprintf(f, " %.10g", p->w > 0 ? p->wsum[0] / p->w : p->sum[0] / (double)p->n);
+            else
+                fputs(" NaN", f);
+        }
+        fputc('\n', f);
+    }
+}
+
+int kv__plot_replica_series(const char *dir, double t_end, size_t R, const kv__progress *pg,
+                            kv__figlist *figs, kv__series_info *info, kv_diag *diag)
+{
+    memset(info, 0, sizeof *info);
+    replica_pass rp;
+    memset(&rp, 0, sizeof rp);
+    rp.s.info = info;
+    rp.s.t_end = t_end > 0 ? t_end : 1;
+    rp.s.width = rp.s.t_end / KV__PIXEL_COLS;
+    rp.px = kv_xcalloc(R * KV__PIXEL_COLS, sizeof *rp.px);
+    rp.prev = kv_xcalloc(R, sizeof *rp.prev);
+    rp.seen = kv_xcalloc(R, sizeof *rp.seen);
+    csv_in c;
+    int rc = csv_open(&c, dir, "timeseries.csv", pg, diag);
+    if (rc == 0)
+        rc = read_replicas(&c, &rp, R, diag);
+    csv_close(&c);
+    info->rows = (double)rp.s.n_rows;
+    info->thinned = true;
+    if (rc == 0) {
+        char *path = kv__plot_data_path(dir, "replicas");
+        FILE *f = data_open(figs, path, diag, &rc);
+        if (f) {
+            write_replicas(f, &rp, R);
+            rc = data_close(f, path, diag);
+        }
+        info->path[0] = path;
+    }
+    free(rp.px);
+    free(rp.prev);
+    free(rp.seen);
     return rc;
 }
 

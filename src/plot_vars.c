@@ -53,6 +53,24 @@ void kv__gpvars_str(kv_buf *v, const char *name, const char *text)
     kv_buf_puts(v, "'; ");
 }
 
+void kv__gpvars_title(kv_buf *v, const char *title, size_t split)
+{
+    /* Longer than a 1200-pixel line at 14 pt holds (bytes; "·" is two): two lines. */
+    enum { ONE_LINE = 110 };
+    static const char sep[] = " · ";
+    size_t len = strlen(title);
+    if (len <= ONE_LINE || split == 0 || split >= len || strncmp(title + split, sep, 4) != 0) {
+        kv__gpvars_str(v, "title_info", title);
+        return;
+    }
+    char *first = kv_xmalloc(split + 1);
+    memcpy(first, title, split);
+    first[split] = '\0';
+    kv__gpvars_str(v, "title_info", first);
+    kv__gpvars_str(v, "title_info2", title + split + strlen(sep));
+    free(first);
+}
+
 kv__fig *kv__figlist_add(kv__figlist *l, const char *name)
 {
     assert(l->n < KV_PLOT_MAX_FIGURES); /* the kinds add 3 + 3 + 1 figures at most */
@@ -257,7 +275,7 @@ static void plan_vars(kv__fig *f, const json_t *plan, const kv__table *t, const 
     kv__gpvars_num(&f->vars, "slo_preemption_rate", kv__jnum(slo, "preemption_rate"));
     char title[512];
     plan_title(plan, t->n_rows, over, title, sizeof title);
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, 0); /* three lines already */
 }
 
 int kv__plot_plan_figs(const char *dir, kv__figlist *out, char *note, size_t note_n, kv_diag *diag)

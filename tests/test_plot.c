@@ -1132,3 +1132,46 @@ Test(plot, progress_lines)
     rm_rf(dir);
     free(dir);
 }
+
+/* A cluster's rows interleave replicas: each replica's line is its own rows' mean, and
+ * the band holds the peak of any replica (DESIGN §10 "Figures", issue 13). */
+Test(plot, replica_series_keep_each_replicas_peak)
+{
+    char *dir = make_temp_dir();
+    char *path = join(dir, "timeseries.csv");
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("time_s,replica,step,running,waiting,physical_blocks\n", f);
+    for (size_t i = 0; i < 40000; i++) /* replica i % 2: 100 or 200 blocks, one spike */
+        fprintf(f, "%.6f,%zu,%zu,0,0,%d\n", (double)i * 0.001, i % 2, i / 2,
+                i == 22223 ? 5000
+                : i % 2    ? 200
+                           : 100);
+    fclose(f);
+    kv__figlist figs;
+    memset(&figs, 0, sizeof figs);
+    kv__series_info si;
+    kv_diag d;
+    cr_assert_eq(kv__plot_replica_series(dir, 39.999, 2, NULL, &figs, &si, &d), 0, "%s", d.msg);
+    FILE *c = fopen(si.path[0], "r");
+    double t, lo, hi, m0, m1, top = 0, low = 1e9, m0max = 0, m1min = 1e9;
+    size_t lines = 0;
+    while (fscanf(c, "%lf %lf %lf %lf %lf", &t, &lo, &hi, &m0, &m1) == 5) {
+        lines++;
+        top = hi > top ? hi : top;
+        low = lo < low ? lo : low;
+        m0max = m0 > m0max ? m0 : m0max;
+        m1min = m1 < m1min ? m1 : m1min;
+    }
+    fclose(c);
+    cr_assert_eq(lines, KV__PIXEL_COLS);
+    cr_assert_eq(top, 5000, "replica 1's spike survives: %g", top);
+    cr_assert_eq(low, 100);
+    cr_assert_eq(m0max, 100, "replica 0's line is its own: %g", m0max);
+    cr_assert_eq(m1min, 200, "replica 1's line is its own: %g", m1min);
+    cr_assert_eq(kv__plot_replica_series(dir, 39.999, 1, NULL, &figs, &si, &d), -KV_EPARSE);
+    kv__figlist_release(&figs);
+    free(path);
+    rm_rf(dir);
+    free(dir);
+}
