@@ -92,32 +92,36 @@ static size_t run_title(const kv_summary *s, char *title, size_t n)
     return split;
 }
 
-static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
+/* What blocks and pressure share: title, the series file, its size, the watermark. */
+static void series_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
                         const kv__series_info *si)
 {
     kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_str(&f->vars, "data", si->path[0]);
     kv__gpvars_num(&f->vars, "nrows", si->rows);
     kv__gpvars_num(&f->vars, "thinned", si->thinned);
+    char wm[32];
+    snprintf(wm, sizeof wm, "%g", s->config.watermark);
+    kv__gpvars_str(&f->vars, "wm_label", wm);
+}
+
+static void blocks_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
+                        const kv__series_info *si)
+{
+    series_vars(f, s, title, split, si);
     kv__gpvars_num(&f->vars, "usable", (double)s->blocks.usable);
     kv__gpvars_num(&f->vars, "wm_blocks", (double)s->watermark.blocks);
     kv__gpvars_num(&f->vars, "show_cached", s->prefix.hits > 0);
     kv__gpvars_num(&f->vars, "shared",
                    s->blocks.peak_logical != s->blocks.peak_physical ||
                        s->blocks.mean_logical != s->blocks.mean_physical);
-    char wm[32];
-    snprintf(wm, sizeof wm, "%g", s->config.watermark);
-    kv__gpvars_str(&f->vars, "wm_label", wm);
 }
 
 static void pressure_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,
                           const kv__series_info *si)
 {
-    kv__gpvars_title(&f->vars, title, split);
-    kv__gpvars_str(&f->vars, "data", si->path[0]);
+    series_vars(f, s, title, split, si);
     kv__gpvars_str(&f->vars, "data_bins", si->path[1]);
-    kv__gpvars_num(&f->vars, "nrows", si->rows);
-    kv__gpvars_num(&f->vars, "thinned", si->thinned);
     kv__gpvars_num(&f->vars, "t_end", s->sim_time_s > 0 ? s->sim_time_s : NAN);
     kv__gpvars_num(&f->vars, "bin_s", si->bin_s);
     kv__gpvars_num(&f->vars, "pre_max", si->bin_max[0]);
@@ -125,9 +129,6 @@ static void pressure_vars(kv__fig *f, const kv_summary *s, const char *title, si
     kv__gpvars_num(&f->vars, "queue_max", fmax(si->max[3], si->max[4]));
     kv__gpvars_num(&f->vars, "n_preempt", (double)s->preemptions);
     kv__gpvars_num(&f->vars, "n_defer", (double)s->watermark.deferrals);
-    char wm[32];
-    snprintf(wm, sizeof wm, "%g", s->config.watermark);
-    kv__gpvars_str(&f->vars, "wm_label", wm);
 }
 
 static void latency_vars(kv__fig *f, const kv_summary *s, const char *title, size_t split,

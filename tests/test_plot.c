@@ -663,6 +663,27 @@ static char *data_of(const char *rec, const char *name)
     return text;
 }
 
+/* A recording directory and the output directory inside it (made when make_out). */
+typedef struct recording {
+    char *rec, *out;
+} recording;
+
+static recording recording_new(bool make_out)
+{
+    recording x = {make_temp_dir(), NULL};
+    x.out = join(x.rec, "out");
+    if (make_out)
+        cr_assert_eq(mkdir(x.out, 0755), 0);
+    return x;
+}
+
+static void recording_free(recording *x)
+{
+    rm_rf(x->rec);
+    free(x->rec);
+    free(x->out);
+}
+
 /* Run kvsim with the recording gnuplot; out = rec/out. */
 static run_result run_recorded(const char *rec, const char *out, const char *const *args)
 {
@@ -687,7 +708,8 @@ static char *svg_text(const char *dir, const char *name)
 /* Every figure's title names model, GPU, TP/PP, KV dtype and block size (issue 13). */
 Test(plot, every_run_figure_title_names_the_setup)
 {
-    char *rec = make_temp_dir(), *out = join(rec, "out");
+    recording x = recording_new(false);
+    const char *rec = x.rec, *out = x.out;
     const char *args[] = {"run",
                           src_path("traces/mooncake_conv_500.jsonl"),
                           "--limit",
@@ -711,9 +733,7 @@ Test(plot, every_run_figure_title_names_the_setup)
     }
     assert_clean(out, false);
     run_result_free(&r);
-    rm_rf(rec);
-    free(rec);
-    free(out);
+    recording_free(&x);
 }
 
 Test(plot, cluster_figure_titles_name_the_setup)
@@ -739,7 +759,8 @@ Test(plot, cluster_figure_titles_name_the_setup)
  * configurations' summary.json; and a metric that is 0 everywhere is left out. */
 Test(plot, sweep_titles_from_summaries_and_no_empty_panels)
 {
-    char *rec = make_temp_dir(), *out = join(rec, "out");
+    recording x = recording_new(false);
+    const char *rec = x.rec, *out = x.out;
     const char *args[] = {"sweep",
                           src_path("traces/sharegpt_lengths_1000.csv"),
                           "--rate",
@@ -771,17 +792,15 @@ Test(plot, sweep_titles_from_summaries_and_no_empty_panels)
     free(svg);
     free(v);
     run_result_free(&r);
-    rm_rf(rec);
-    free(rec);
-    free(out);
+    recording_free(&x);
 }
 
 /* sweep.csv's setup columns (the fixture has them) name the title; a setup column that
  * varies is a line group instead. */
 Test(plot, sweep_titles_from_setup_columns)
 {
-    char *rec = make_temp_dir(), *out = join(rec, "out");
-    cr_assert_eq(mkdir(out, 0755), 0);
+    recording x = recording_new(true);
+    const char *rec = x.rec, *out = x.out;
     copy_file(src_path("tests/data/plot/sweep/sweep.csv"), out, "sweep.csv");
     const char *args[] = {"plot", out, NULL};
     run_result r = run_recorded(rec, out, args);
@@ -818,16 +837,14 @@ Test(plot, sweep_titles_from_setup_columns)
     free(o);
     free(text);
     run_result_free(&r);
-    rm_rf(rec);
-    free(rec);
-    free(out);
+    recording_free(&x);
 }
 
 /* The plan: requests/s on x (the load multiple on top), the setup in the title. */
 Test(plot, plan_axis_is_requests_per_second)
 {
-    char *rec = make_temp_dir(), *out = join(rec, "out");
-    cr_assert_eq(mkdir(out, 0755), 0);
+    recording x = recording_new(true);
+    const char *rec = x.rec, *out = x.out;
     copy_file(src_path("tests/data/plot/plan/plan.csv"), out, "plan.csv");
     copy_file(src_path("tests/data/plot/plan/plan.json"), out, "plan.json");
     const char *args[] = {"plot", out, NULL};
@@ -844,9 +861,7 @@ Test(plot, plan_axis_is_requests_per_second)
     free(svg);
     free(v);
     run_result_free(&r);
-    rm_rf(rec);
-    free(rec);
-    free(out);
+    recording_free(&x);
 }
 
 /* ---- the thinning (src/plot_series.c), through the library ----------------------------- */
@@ -1043,7 +1058,8 @@ Test(plot, latency_cdf_is_thinned_and_keeps_the_extremes)
 /* A content-less trace never hits: no cached-free band.  Mooncake's hash_ids do. */
 Test(plot, cached_band_only_when_something_can_hit)
 {
-    char *rec = make_temp_dir(), *out = join(rec, "out");
+    recording x = recording_new(false);
+    const char *rec = x.rec, *out = x.out;
     const char *a1[] = {"run",     src_path("traces/sharegpt_lengths_1000.csv"),
                         "--rate",  "2",
                         "--limit", "50",
@@ -1083,9 +1099,7 @@ Test(plot, cached_band_only_when_something_can_hit)
     cr_assert(strchr(cdf, '\n'), "a CDF was written");
     free(cdf);
     run_result_free(&r);
-    rm_rf(rec);
-    free(rec);
-    free(out);
+    recording_free(&x);
 }
 
 /* Queue tics with short labels (800k, not 800000, which pushed the y label off the
