@@ -33,8 +33,9 @@ typedef struct plot_cmd {
 static const cli_opt options[] = {
     {"quiet", 'q', NULL, CLI_SET(plot_cmd, quiet), "print nothing on success"},
     {"progress", 0, NULL, CLI_SET(plot_cmd, progress),
-     "show progress on stderr, one line per step, also when it is not a\nterminal (on a "
-     "terminal it is shown anyway, on one line)"},
+     "progress on stderr as a line per file read and per figure drawn,\nalso when stderr "
+     "is not a terminal (a terminal gets one line\nrewritten in place without it; -q hides "
+     "that)"},
     {0},
 };
 
