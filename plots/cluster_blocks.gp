@@ -1,15 +1,18 @@
 # cluster_blocks.gp: unique physical blocks over time, per replica, from a cluster run's
-# timeseries.csv (one row per step of any replica; column 2 is the replica, column 6 its
-# physical blocks), with the per-replica usable capacity N-1 as a line.
+# timeseries.csv (one row per step of any replica), with the per-replica usable capacity
+# N-1 as a line.
 #
-# Up to 16 replicas: one line each.  Beyond that kvsim passes quantile bands over the
-# replicas instead (each replica's latest sample carried forward, binned in time): the
-# min-max range, the P10-P90 range and the median.
+# Up to 16 replicas: one line each, from the data file kvsim reduces timeseries.csv to
+# (src/plot_series.c: per pixel column the time, the lowest and the highest physical
+# blocks of any replica, then each replica's time-weighted mean), the lowest-highest
+# range as a band under the lines so every peak shows.  Beyond 16 kvsim passes quantile
+# bands over the replicas instead (each replica's latest sample carried forward, binned in
+# time): the min-max range, the P10-P90 range and the median.
 #
 # Variables (kvsim passes them from summary.json; each is optional):
 #   title_info   "trace, model, block size, replicas" for the title
 #   nrep         replicas;  usable  usable blocks per replica N-1
-#   nrows        data rows in timeseries.csv;  every_n  rows kept (1 in every_n)
+#   nrows        data rows in timeseries.csv;  data  the per-replica data file (up to 16)
 #   band_t, band_lo, band_p10, band_p50, band_p90, band_hi   the bands (more than 16)
 if (!exists("plots")) plots = "plots"
 load plots.'/common.gp'
@@ -22,7 +25,7 @@ has_usable = exists("usable")
 bands = exists("band_t")
 nb = bands ? words(band_t) : 0
 bw(s, i) = real(word(s, int(i)))  # sample variables are reals
-phys(r) = (int(column(2)) == r ? column(6) : NaN)
+if (!exists("data")) data = ""
 
 do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
@@ -54,7 +57,10 @@ do for [ext in "png svg"] {
              (has_usable ? usable : NaN) with lines lw 2 lc rgb c_red \
                 title (has_usable ? sprintf("usable per replica N-1 = %s", commas(usable)) : "")
     } else {
-        plot for [r = 0:nrep - 1] file skip 1 every every_n using 1:(phys(r)) \
+        set datafile separator whitespace
+        plot data using 1:2:3 with filledcurves fc rgb c_sky fs transparent solid 0.3 \
+                noborder title "min - max of any replica (per pixel column)", \
+             for [r = 0:nrep - 1] data using 1:(column(4 + r)) \
                 with lines lw 1.4 lc rgb group_color(r) title sprintf("replica %d", r), \
              (has_usable ? usable : NaN) with lines lw 2 dt (8, 5) lc rgb c_red \
                 title (has_usable ? sprintf("usable per replica N-1 = %s", commas(usable)) : "")

@@ -25,7 +25,7 @@ do for [ext in "png svg"] {
     if (ext eq "png") { @set_term_png } else { @set_term_svg }
     set output outfile(name, ext)
     set multiplot layout 1, 2 title "Routing by ".router." over ".nrep." replicas\n".title_info \
-        font ",14" margins 0.07, 0.98, 0.16, 0.84 spacing 0.08, 0
+        font ",14" margins 0.07, 0.98, 0.16, 0.84 - top_shift spacing 0.08, 0
     set style fill solid 0.85 noborder
     set boxwidth 0.7
     set xrange [-0.6 : nrep - 0.4]

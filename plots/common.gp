@@ -16,6 +16,11 @@ if (!exists("dir")) dir = "."
 if (!exists("outdir")) outdir = dir
 if (!exists("suffix")) suffix = ""
 outfile(name, ext) = outdir.'/'.name.'.'.ext.suffix
+# A long title comes in two pieces (kvsim breaks it at a " · "): one per line.
+# top_shift: how much lower a multiplot's panels start for that extra line.
+top_shift = 0
+if (exists("title_info") && exists("title_info2")) {
+    title_info = title_info."\n".title_info2; top_shift = 0.035 }
 
 font_main = "Sans,12"
 set_term_png = "set terminal pngcairo size 1200,700 noenhanced font font_main " \
@@ -54,29 +59,19 @@ commas(n) = (abs(n) < 1000) ? sprintf("%d", n) \
 min(a, b) = a < b ? a : b
 max(a, b) = a > b ? a : b
 
-# Thinning long time series without changing the picture (M4 decimation).  300,000 steps
-# drawn as a line over ~1100 pixel columns put hundreds of points in each column, and
-# what shows is, per column, the line's first and last value and its extremes.  So the
-# rows are taken in groups of every_n consecutive rows (kvsim picks about 1000 groups) and
-# each group keeps exactly those four points: first, minimum, maximum, last, in time
-# order.  A line through them is what the full series draws at this width, spikes
-# included, from ~4000 points instead of 300,000 (every_n = 1 keeps every row).
-#
-# A script's single pass over the CSV writes one text line per group into $G (a
-# sprintf'd `with table` column): word 1 the group's first time, word 2 its last time,
-# then six words per series: v_first t_min v_min t_max v_max v_last.  `m4_state(v)`
-# updates a series' running state (named by the prefix set in m4_p) from value v of row
-# time t; `@m4_expand` prints series m4_base's points into the current `set print` target.
-if (!exists("every_n")) every_n = 1
-grp_first(r) = (int(r) % every_n == 0)
-grp_emit(r) = (int(r) % every_n == every_n - 1 || int(r) == nrows - 1)
-m4_expand = "do for [i = 1:|$G|] { L = $G[i]; \
-    print word(L, 1).' '.word(L, m4_base); \
-    if (real(word(L, m4_base + 1)) <= real(word(L, m4_base + 3))) { \
-        print word(L, m4_base + 1).' '.word(L, m4_base + 2); \
-        print word(L, m4_base + 3).' '.word(L, m4_base + 4) \
-    } else { \
-        print word(L, m4_base + 3).' '.word(L, m4_base + 4); \
-        print word(L, m4_base + 1).' '.word(L, m4_base + 2) \
-    }; \
-    print word(L, 2).' '.word(L, m4_base + 5) }"
+# Count tics with short labels, so a wide number never pushes the y label off the figure:
+# `@si_ytics` after setting ymax_v (the largest value drawn) puts tics 1-2-5 apart, about
+# six of them, labelled 250, 2.5k, 800k, 1.2M (integer steps of 1 below 10).
+nice125(x) = (x <= 0 ? 1 : (e_ = 10**floor(log10(x)), m_ = x / e_, \
+              e_ * (m_ < 1.5 ? 1 : m_ < 3.5 ? 2 : m_ < 7.5 ? 5 : 10)))
+si(v) = abs(v) < 1e3 ? sprintf("%g", v) : abs(v) < 1e6 ? sprintf("%gk", v / 1e3) \
+                                                        : sprintf("%gM", v / 1e6)
+si_ytics = "set format y '%.0f'; \
+    if (ymax_v < 10) { set ytics 1 } else { \
+        si_step = nice125(ymax_v / 6.0); set ytics (); \
+        do for [i_ = 0:int(ymax_v * 1.15 / si_step) + 1] { \
+            set ytics add (si(i_ * si_step) i_ * si_step) } }"
+
+# Seconds in human units, never an exponent: 12.3 ms, 1.85 s, 95.2 s, 41.2 min, 6.86 h.
+human_s(x) = x < 1 ? sprintf("%.3g ms", x * 1000) : x < 100 ? sprintf("%.3g s", x) : \
+             x < 6000 ? sprintf("%.3g min", x / 60) : sprintf("%.3g h", x / 3600)

@@ -25,8 +25,13 @@
  * never sees a half-drawn figure under its final name.  They are in afile's temp table
  * while they exist, so a signal removes them too.
  *
- * Out of scope: parsing the inputs (plot_vars.c), printing, and choosing where the scripts
- * and gnuplot are (src/cli/cmd_plot.c: the core reads no environment).
+ * Data.  A run's long CSVs are reduced in C first (plot_series.c) into data files named
+ * NAME.dat.tmp-<pid> in the directory, which the scripts read; they are tracked like the
+ * figures' temporaries and removed when every gnuplot has exited.
+ *
+ * Out of scope: parsing the inputs (plot_run.c, plot_series.c, plot_sweep.c, plot_vars.c),
+ * printing (progress goes to the caller's callback), and choosing where the scripts and
+ * gnuplot are (src/cli/cmd_plot.c: the core reads no environment).
  */
 #include "kvsim/plot.h"
 
@@ -324,6 +329,15 @@ static int finish(child *c, const kv_job *job, kv_diag *diag)
 
 /* ---- kv_plot_dir --------------------------------------------------------------------- */
 
+/* kv_proc_run's progress as the caller's. */
+static void drawing(void *ctx, size_t done, size_t n, size_t running)
+{
+    (void)running;
+    const kv__progress *pg = ctx;
+    kv_plot_progress p = {pg->dir, KV_PLOT_DRAWING, NULL, (double)done, (double)n};
+    pg->fn(pg->ctx, &p);
+}
+
 int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *rep, kv_diag *diag)
 {
     assert(opts);
@@ -347,9 +361,10 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
 
     kv__figlist figs;
     memset(&figs, 0, sizeof figs);
+    kv__progress pg = {opts->progress, opts->progress_ctx, dir};
     char note[2][sizeof rep->note / 2 - 1] = {"", ""}; /* both and "; " fit rep->note */
     if (rc == 0 && (rep->kinds & KV_PLOT_RUN))
-        rc = kv__plot_run_figs(dir, &figs, diag);
+        rc = kv__plot_run_figs(dir, &pg, &figs, diag);
     if (rc == 0 && (rep->kinds & KV_PLOT_SWEEP))
         rc = kv__plot_sweep_figs(dir, &figs, note[0], sizeof note[0], diag);
     if (rc == 0 && (rep->kinds & KV_PLOT_PLAN))
@@ -368,7 +383,7 @@ int kv_plot_dir(const char *dir, const kv_plot_options *opts, kv_plot_report *re
         if ((rc = prepare(&cs[ready], &jobs[ready], gnuplot, plots, dir, diag)) != 0)
             break;
     }
-    kv_proc_run(jobs, (size_t)ready, (unsigned)ready, NULL, NULL);
+    kv_proc_run(jobs, (size_t)ready, (unsigned)ready, pg.fn ? drawing : NULL, &pg);
     for (int i = 0; i < ready; i++) {
         kv_diag d;
         int r = finish(&cs[i], &jobs[i], &d);

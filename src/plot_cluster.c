@@ -1,8 +1,9 @@
 /* plot_cluster: the variables of a cluster run's figures (DESIGN §10 "Figures").
  *
- *   cluster_blocks    physical blocks over time, per replica.  Up to 16 replicas gnuplot
- *                     draws one line each straight from timeseries.csv (its replica
- *                     column picks the rows); beyond that a line per replica is
+ *   cluster_blocks    physical blocks over time, per replica.  Up to 16 replicas one line
+ *                     each, the replica's mean per pixel column, under the band of the
+ *                     lowest and highest value of any replica there (plot_series.c reduces
+ *                     timeseries.csv to that); beyond that a line per replica is
  *                     unreadable, so this file reads timeseries.csv once and passes, for
  *                     about BANDS time bins, the minimum, P10, median, P90 and maximum
  *                     over the replicas of each one's latest sample (its state carried
@@ -93,8 +94,8 @@ static int read_bands(const char *dir, size_t R, double t_end, bands *b, kv_diag
             ok = end != p && (*end == ',' || *end == '\n');
         }
         if (!ok) {
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%lu: not a cluster timeseries row", path,
-                             lineno);
+            rc =
+                kv_diag_set(diag, -KV_EPARSE, "%s:%lu: not a cluster timeseries row", path, lineno);
             break;
         }
         while (t >= bin_end) { /* bins before this row hold the state so far */
@@ -114,19 +115,24 @@ static int read_bands(const char *dir, size_t R, double t_end, bands *b, kv_diag
     return rc;
 }
 
-int kv__plot_cluster_figs(const char *dir, const kv_summary *s, const char *title, double rows,
-                          kv__figlist *out, kv_diag *diag)
+int kv__plot_cluster_figs(const char *dir, const kv_summary *s, const char *title, size_t split,
+                          double rows, const kv__progress *pg, kv__figlist *out, kv_diag *diag)
 {
     const kv_summary_cluster *c = &s->cluster;
     size_t R = c->n_per_replica;
     kv__fig *f = kv__figlist_add(out, "cluster_blocks");
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_num(&f->vars, "nrep", (double)R);
     kv__gpvars_num(&f->vars, "nrows", rows);
-    kv__gpvars_num(&f->vars, "usable", (double)(s->config.num_blocks ? s->config.num_blocks - 1 : 0));
-    /* about 1000 points per replica line */
-    double every = rows > 1000.0 * (double)R ? ceil(rows / (1000.0 * (double)R)) : 1;
-    kv__gpvars_num(&f->vars, "every_n", every);
+    kv__gpvars_num(&f->vars, "usable",
+                   (double)(s->config.num_blocks ? s->config.num_blocks - 1 : 0));
+    if (R <= MAX_LINES && rows > 0) { /* lines: reduced per pixel column (plot_series.c) */
+        kv__series_info si;
+        int rc = kv__plot_replica_series(dir, s->sim_time_s, R, pg, out, &si, diag);
+        if (rc != 0)
+            return rc;
+        kv__gpvars_str(&f->vars, "data", si.path[0]);
+    }
     if (R > MAX_LINES && rows > 0) {
         bands b;
         memset(&b, 0, sizeof b);
@@ -145,7 +151,7 @@ int kv__plot_cluster_figs(const char *dir, const kv_summary *s, const char *titl
     }
 
     f = kv__figlist_add(out, "cluster_replicas");
-    kv__gpvars_str(&f->vars, "title_info", title);
+    kv__gpvars_title(&f->vars, title, split);
     kv__gpvars_num(&f->vars, "nrep", (double)R);
     kv_buf req = {0}, hit = {0}, fin = {0};
     for (size_t i = 0; i < R; i++) {

@@ -7,8 +7,11 @@
  * temporary names renamed into place only after gnuplot succeeded.
  *
  *   a run    timeseries.csv + requests.csv + summary.json  → blocks, pressure, latency_cdf
+ *            (a cluster: cluster_blocks, cluster_replicas, latency_cdf).  The long CSVs
+ *            are read once in C and reduced to a figure's resolution (src/plot_series.c)
+ *            into temporary data files beside the figures, removed when gnuplot is done.
  *   a sweep  sweep.csv → sweep_block_size, sweep_watermark (each only when that knob takes
- *            two or more values)
+ *            two or more values), sweep_router (two or more routers)
  *   a plan   plan.csv (+ plan.json for the SLO thresholds) → plan_curve
  *
  * Where things are found is the caller's business: the library reads no environment
@@ -44,15 +47,29 @@ typedef struct kv_plot_report {
                        block size nor watermark"), or "" */
 } kv_plot_report;
 
+/* Progress while a directory is plotted: reading a run's CSVs (bytes of the file), then
+ * drawing (figures finished).  Called at each file's start and end, every few MiB, and
+ * as each figure is finished. */
+typedef enum kv_plot_stage { KV_PLOT_READING, KV_PLOT_DRAWING } kv_plot_stage;
+typedef struct kv_plot_progress {
+    const char *dir; /* the directory being plotted */
+    kv_plot_stage stage;
+    const char *file;   /* KV_PLOT_READING: the file's name ("requests.csv"); else NULL */
+    double done, total; /* bytes read of the file's size; figures drawn of the figures */
+} kv_plot_progress;
+typedef void (*kv_plot_progress_fn)(void *ctx, const kv_plot_progress *p);
+
 /* What kv_plot_dir runs.  The strings are the caller's and must outlive the call. */
 typedef struct kv_plot_options {
-    const char *scripts;       /* directory of the gnuplot scripts (common.gp and one
-                                  NAME.gp per figure); NULL when the caller found none */
-    const char *scripts_error; /* the diag when scripts is NULL or no scripts directory,
-                                  worded by the caller, who knows where it looked; NULL:
-                                  a generic one naming scripts */
-    const char *gnuplot;       /* the gnuplot executable (a path, kv_plot_find_gnuplot);
-                                  NULL when there is none: -KV_ENOPROG */
+    const char *scripts;          /* directory of the gnuplot scripts (common.gp and one
+                                     NAME.gp per figure); NULL when the caller found none */
+    const char *scripts_error;    /* the diag when scripts is NULL or no scripts directory,
+                                     worded by the caller, who knows where it looked; NULL:
+                                     a generic one naming scripts */
+    const char *gnuplot;          /* the gnuplot executable (a path, kv_plot_find_gnuplot);
+                                     NULL when there is none: -KV_ENOPROG */
+    kv_plot_progress_fn progress; /* NULL: none */
+    void *progress_ctx;
 } kv_plot_options;
 
 /* The figures one kind of directory can get (kind: one KV_PLOT_* bit), NULL-terminated:
@@ -67,9 +84,9 @@ unsigned kv_plot_detect(const char *dir);
 /* Draw every figure dir supports, with the scripts and gnuplot of *opts (not NULL).
  * Checks in this order: dir, then gnuplot, then the scripts.  Returns 0 (figures listed
  * in *rep; possibly none, with rep->note saying why), or a negative KV_E* with the diag
- * set: -KV_ENOPROG no gnuplot (nothing written: a caller may carry on without figures); -KV_ENOENT dir missing, not a
- * directory, holding nothing plottable, or opts->scripts NULL or without common.gp
- * (opts->scripts_error); -KV_EPARSE an input file malformed (summary.json, sweep.csv,
+ * set: -KV_ENOPROG no gnuplot (nothing written: a caller may carry on without figures); -KV_ENOENT
+ * dir missing, not a directory, holding nothing plottable, or opts->scripts NULL or without
+ * common.gp (opts->scripts_error); -KV_EPARSE an input file malformed (summary.json, sweep.csv,
  * plan.csv/plan.json); -KV_EIO gnuplot failed (its error in one line) or a file could not
  * be renamed.  The figures are drawn concurrently; when one fails, the others that
  * succeeded are kept (and listed in *rep), and no half-written figure is left behind. */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -26,11 +27,15 @@
 #include "kvsim/plot.h"
 
 typedef struct plot_cmd {
-    bool quiet;
+    bool quiet, progress;
 } plot_cmd;
 
 static const cli_opt options[] = {
     {"quiet", 'q', NULL, CLI_SET(plot_cmd, quiet), "print nothing on success"},
+    {"progress", 0, NULL, CLI_SET(plot_cmd, progress),
+     "progress on stderr as a line per file read and per figure drawn,\nalso when stderr "
+     "is not a terminal (a terminal gets one line\nrewritten in place without it; -q hides "
+     "that)"},
     {0},
 };
 
@@ -104,13 +109,53 @@ static void plot_tools_release(plot_tools *t)
     free(t->gnuplot);
 }
 
+/* Progress on stderr: on a terminal one line rewritten in place (at most 5 times a
+ * second, cleared when done); else (--progress) a line per file read and per figure. */
+typedef struct progress {
+    bool on, tty;
+    double last;
+} progress;
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_progress(void *ctx, const kv_plot_progress *p)
+{
+    progress *pg = ctx;
+    bool edge = p->done == 0 || p->done >= p->total;
+    double now = wall_now();
+    if (!pg->on || (pg->tty ? !edge && now - pg->last < 0.2 : p->stage == KV_PLOT_READING && !edge))
+        return;
+    pg->last = now;
+    char what[160];
+    if (p->stage == KV_PLOT_READING)
+        snprintf(what, sizeof what, "reading %s: %.0f%% of %.1f MB", p->file,
+                 p->total > 0 ? 100 * p->done / p->total : 100, p->total / 1e6);
+    else
+        snprintf(what, sizeof what, "drawing: %.0f of %.0f figures done", p->done, p->total);
+    fprintf(stderr, pg->tty ? "\rkvsim plot: %s: %s\033[K" : "kvsim plot: %s: %s\n", p->dir, what);
+}
+
+static void end_progress(const progress *pg)
+{
+    if (pg->on && pg->tty)
+        fputs("\r\033[K", stderr);
+}
+
 /* Plot one directory; *no_gnuplot set when gnuplot is missing (the note is printed once
  * by the caller of this helper). */
-static int plot_one(const char *dir, const plot_tools *tools, bool quiet, bool *no_gnuplot)
+static int plot_one(const char *dir, plot_tools *tools, bool quiet, progress *pg, bool *no_gnuplot)
 {
     kv_plot_report rep;
     kv_diag d;
+    tools->opts.progress = show_progress;
+    tools->opts.progress_ctx = pg;
     int rc = kv_plot_dir(dir, &tools->opts, &rep, &d);
+    end_progress(pg);
     if (rc == -KV_ENOPROG) {
         *no_gnuplot = true;
         return CLI_OK;
@@ -135,7 +180,8 @@ int cli_plot_dir(const char *dir, bool quiet)
     bool no_gnuplot = false;
     plot_tools tools;
     plot_tools_init(&tools);
-    int rc = plot_one(dir, &tools, quiet, &no_gnuplot);
+    progress pg = {!quiet && isatty(2), true, 0};
+    int rc = plot_one(dir, &tools, quiet, &pg, &no_gnuplot);
     plot_tools_release(&tools);
     if (no_gnuplot)
         fputs(no_gnuplot_note, stderr);
@@ -150,8 +196,10 @@ static int exec(void *state, int argc, char **argv)
     bool no_gnuplot = false;
     plot_tools tools;
     plot_tools_init(&tools);
+    bool tty = isatty(2);
+    progress pg = {o->progress || (!o->quiet && tty), tty && !o->progress, 0};
     for (int i = 0; i < argc && !no_gnuplot; i++) {
-        int r = plot_one(argv[i], &tools, o->quiet, &no_gnuplot);
+        int r = plot_one(argv[i], &tools, o->quiet, &pg, &no_gnuplot);
         if (r != CLI_OK && rc == CLI_OK)
             rc = r;
     }
@@ -176,7 +224,12 @@ const cli_cmd cli_cmd_plot = {
         "          latency_cdf  TTFT and TPOT CDFs with P50/P95/P99 marked\n"
         "  a sweep (sweep.csv)  sweep_block_size, sweep_watermark: metrics against each knob\n"
         "                       that takes two or more values\n"
-        "  a plan  (plan.csv, plan.json)  plan_curve: SLO metrics against load, the answer\n",
+        "  a plan  (plan.csv, plan.json)  plan_curve: SLO metrics against the arrival rate\n"
+        "          (requests/s; the load multiple on the top axis), the answer\n"
+        "  a cluster run: cluster_blocks, cluster_replicas, latency_cdf; a router sweep:\n"
+        "          sweep_router\n"
+        "A run's timeseries.csv and requests.csv are read once and reduced to the figures'\n"
+        "resolution first (per pixel column the minimum, maximum and mean, so peaks survive).\n",
     .uses = {{&group, 0}},
     .args = {1, -1, "kvsim plot needs an output DIR (see 'kvsim plot --help')", NULL},
     .state_size = sizeof(plot_cmd),

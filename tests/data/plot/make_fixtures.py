@@ -10,6 +10,8 @@ stand in for their output, in the formats agreed for plotting:
                    size as the shared prefix's partial last block grows)
   plan/plan.csv    one row per load multiplier on the bundled Azure trace, and plan.json
                    with the SLO thresholds under "slo"
+Both name the setup (model, GPU, TP, PP, KV dtype; plan.json under "config", as kvsim plan
+writes it) from the runs' own config echo, for the figures' titles.
 Every number comes from `kvsim run ... --json`; nothing is invented.
 
 usage: tests/data/plot/make_fixtures.py [BUILD_DIR]   (default: build)
@@ -44,7 +46,8 @@ def sweep():
             "free_order", "max_seqs", "preempt", "finished", "rejected", "peak_physical",
             "mean_physical", "peak_logical", "mean_logical", "sharing_ratio", "hit_rate",
             "evictions", "preemptions", "watermark_deferrals", "ttft_p50_s", "ttft_p99_s",
-            "tpot_p50_s", "tpot_p99_s", "output_tok_per_s", "requests_per_s"]
+            "tpot_p50_s", "tpot_p99_s", "output_tok_per_s", "requests_per_s", "model", "gpu",
+            "tp", "pp", "kv_dtype"]
     rows = []
     for bs in (8, 16, 32, 64, 128):
         for wm in ("0", "0.01", "0.02", "0.05"):
@@ -62,7 +65,8 @@ def sweep():
                          "%.6f" % lat["ttft"]["p99"], "%.6f" % lat["tpot"]["p50"],
                          "%.6f" % lat["tpot"]["p99"],
                          "%.3f" % s["throughput"]["output_tok_per_s"],
-                         "%.4f" % s["throughput"]["requests_per_s"]])
+                         "%.4f" % s["throughput"]["requests_per_s"], c["model"], c["gpu"],
+                         c["tp"], c["pp"], c["kv_dtype"]])
     os.makedirs(os.path.join(HERE, "sweep"), exist_ok=True)
     with open(os.path.join(HERE, "sweep", "sweep.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -73,11 +77,14 @@ def sweep():
 def plan():
     slo = {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05, "preemption_rate": 0.02}
     rows = []
+    config = None
     tmp = tempfile.mkdtemp(prefix="kvsim-fixtures-")
     for load in (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0):
         s = run("traces/azure_conv_1000.csv", "--num-blocks", "2000", "--time-scale",
                 "%.6g" % (1 / load), "--out", tmp)
         n = s["requests"]["total"]
+        config = config or {k: s["config"][k] for k in
+                            ("model", "gpu", "tp", "pp", "kv_dtype", "block_size")}
         lat = s["latency_s"]
         rate = s["preemptions"] / n
         meets = (lat["ttft"]["p99"] <= slo["ttft_p99_s"] and
@@ -94,7 +101,7 @@ def plan():
     ok = [r[0] for r in rows if r[5] == "true"]
     with open(os.path.join(HERE, "plan", "plan.json"), "w") as f:
         json.dump({"trace": "traces/azure_conv_1000.csv", "slo": slo,
-                   "max_load": max(ok) if ok else None}, f, indent=2)
+                   "max_load": max(ok) if ok else None, "config": config}, f, indent=2)
         f.write("\n")
 
 
