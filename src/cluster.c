@@ -174,13 +174,17 @@ static void push_arrival(driver *d)
                                     d->next_arrival});
 }
 
-/* The router's decision for request i (R ≥ 2), recorded for C6. */
-static uint32_t route(driver *d, size_t i, kv_req *r)
+/* The router's decision for request i (R ≥ 2), recorded for C6.  Only the prompt's
+ * shared-kind full blocks are hashed: a private block (DESIGN §9) can be in no view, and
+ * a replay of one replica never hashes it either. */
+static uint32_t route(driver *d, size_t i, kv_req *r, const kv_content *c)
 {
     uint32_t b = d->cfg->block_size, len = r->spec->prompt_len;
-    kv_route_input in = {NULL, len / b, (len - 1) / b, KV_ROUTER_NO_SESSION};
-    if (d->chain && in.n_full > 0)
-        in.chain = kv_seq_chain(r->seq, d->hasher, in.n_full);
+    kv_route_input in = {NULL, len / b, (len - 1) / b, KV_ROUTER_NO_SESSION, 0, i};
+    uint32_t shared = kv_content_first_private(c, b);
+    in.n_private = shared < in.n_full ? in.n_full - shared : 0;
+    if (d->chain && in.n_full > in.n_private)
+        in.chain = kv_seq_chain(r->seq, d->hasher, in.n_full - in.n_private);
     if (d->session_of)
         in.session = d->session_of[i];
     if (d->refresh_ns == 0)
@@ -200,7 +204,7 @@ static int arrive(driver *d, int64_t now, kv_diag *diag)
     kv_content c;
     kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
     kv_req_attach(r, &c);
-    uint32_t to = d->R > 1 ? route(d, i, r) : 0;
+    uint32_t to = d->R > 1 ? route(d, i, r, &c) : 0;
     int64_t at;
     bool idle = kv_engine_next(d->eng[to], &at) == KV_ENGINE_IDLE;
     kv_engine_arrive(d->eng[to], r, now);

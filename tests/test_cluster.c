@@ -896,3 +896,56 @@ Test(cluster, every_block_is_hashed_once_whatever_r_and_the_policy)
         kv_run_result_release(&res);
     }
 }
+
+Test(cluster, private_blocks_are_hashed_by_no_router_and_change_no_choice)
+{
+    /* DESIGN §9 with §10: content-less prompts past a 48-token shared prefix, and tokens
+     * prompts, mixed.  A private block (content-less or generated) is never hashed, by a
+     * replica or by a router: every cluster hashes exactly what one replica hashes (the
+     * shared-kind full blocks: the prefix's and the tokens prompts'), and its outputs equal
+     * the reference mode's (every block hashed), the approx view's LRU included, under
+     * both schedulers. */
+    random_trace(31, 90);
+    for (size_t i = 0; i < trace.n; i += 2) {
+        specs[i].content = KV_CONTENT_NONE;
+        specs[i].tokens = NULL;
+    }
+    uint64_t want = 0;
+    for (size_t i = 0; i < trace.n; i++)
+        want += (specs[i].content == KV_CONTENT_NONE
+                     ? (specs[i].prompt_len < 48 ? specs[i].prompt_len : 48)
+                     : specs[i].prompt_len) /
+                8;
+    static const char *const policies[] = {"prefix", "round-robin", "weighted", "kv-cost"};
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(400, 8, "fixed:0.01", async);
+        cr_assert_eq(kv_replay(&c, &trace, "t", "bf16", 48, NULL, &ref, &d), 0, "%s", d.msg);
+        cr_assert_eq(ref.stats.sched.finished, trace.n);
+        cr_assert_eq(ref.blocks_hashed, want);
+        kv_run_result_release(&ref);
+        for (int k = 0; k < 4; k++) {
+            kv_router_config rc = router(policies[k], 3);
+            rc.view = k % 2 ? KV_ROUTER_EXACT : KV_ROUTER_APPROX;
+            uint32_t R = 2 + (uint32_t)k;
+            c.hash_all_blocks = false;
+            cr_assert_eq(kv_cluster_replay(&c, R, &rc, &trace, "t", "bf16", 48, NULL, &res, &d),
+                         0, "%s", d.msg);
+            cr_assert_eq(res.blocks_hashed, want, "%s: hashed %llu, want %llu", policies[k],
+                         (unsigned long long)res.blocks_hashed, (unsigned long long)want);
+            c.hash_all_blocks = true;
+            cr_assert_eq(kv_cluster_replay(&c, R, &rc, &trace, "t", "bf16", 48, NULL, &ref, &d),
+                         0, "%s", d.msg);
+            cr_assert_gt(ref.blocks_hashed, want, "the reference mode hashes private blocks");
+            cr_assert_eq(memcmp(res.cluster->replica_of, ref.cluster->replica_of,
+                                trace.n * sizeof(uint32_t)),
+                         0, "%s: the same choices", policies[k]);
+            char *a = summary_text(&res), *b = summary_text(&ref);
+            cr_assert_str_eq(a, b, "%s", policies[k]);
+            free(a);
+            free(b);
+            kv_run_result_release(&res);
+            kv_run_result_release(&ref);
+        }
+    }
+}
