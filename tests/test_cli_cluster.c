@@ -252,6 +252,8 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
     cr_assert(strstr(r.out, "  routing     predicted "), "%s", r.out);
     cr_assert(strstr(r.out, "  imbalance   requests max/mean "), "%s", r.out);
     cr_assert(strstr(r.out, "  replica     requests finished"), "%s", r.out);
+    cr_assert(strstr(r.out, " output tokens/s (6 GPUs: 3 replicas x TP2 x PP1)\n"),
+              "per GPU: every replica's GPUs: %s", r.out);
 
     char *p = in_dir(out, "summary.json");
     json_error_t e;
@@ -261,6 +263,10 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
     cr_assert_not_null(c);
     cr_assert_eq(json_integer_value(json_object_get(c, "replicas")), 3);
     cr_assert_eq(json_integer_value(json_object_get(c, "gpus")), 6);
+    json_t *tp = json_object_get(j, "throughput");
+    cr_assert_float_eq(json_real_value(json_object_get(tp, "output_tok_per_s_per_gpu")),
+                       json_real_value(json_object_get(tp, "output_tok_per_s")) / 6, 1e-9,
+                       "the cluster's throughput over replicas x TP x PP GPUs");
     cr_assert_str_eq(json_string_value(json_object_get(c, "router_view")), "exact");
     json_t *pr = json_object_get(c, "per_replica");
     cr_assert_eq(json_array_size(pr), 3);

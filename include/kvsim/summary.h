@@ -132,8 +132,8 @@ typedef struct kv_summary {
     } latency_s;
     struct {
         double output_tok_per_s, requests_per_s;
-        double output_tok_per_s_per_gpu;       /* output_tok_per_s / (TP · PP) */
-        double cost_per_million_output_tokens; /* gpu_cost_per_hour · TP · PP / 3600 /
+        double output_tok_per_s_per_gpu;       /* output_tok_per_s / (R · TP · PP) */
+        double cost_per_million_output_tokens; /* gpu_cost_per_hour · R · TP · PP / 3600 /
                                                   output_tok_per_s · 1e6; ≤ 0 = no cost
                                                   given or no output (null) */
     } throughput;

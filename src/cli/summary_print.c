@@ -111,8 +111,14 @@ void cli_print_summary(FILE *f, const kv_summary *s)
         s->throughput.output_tok_per_s, s->throughput.requests_per_s, s->sim_time_s,
         G(a, s->steps));
     unsigned long long gpus = (unsigned long long)(cfg->tp * cfg->pp);
-    fprintf(f, "  per GPU     %.1f output tokens/s (%llu GPU%s: TP%llu x PP%llu)",
-            s->throughput.output_tok_per_s_per_gpu, gpus, gpus == 1 ? "" : "s",
+    char replicas[48] = "";
+    if (s->has_cluster) { /* every replica's GPUs (C7: the throughput is the cluster's) */
+        gpus = (unsigned long long)s->cluster.gpus;
+        snprintf(replicas, sizeof replicas, "%llu replicas x ",
+                 (unsigned long long)s->cluster.replicas);
+    }
+    fprintf(f, "  per GPU     %.1f output tokens/s (%llu GPU%s: %sTP%llu x PP%llu)",
+            s->throughput.output_tok_per_s_per_gpu, gpus, gpus == 1 ? "" : "s", replicas,
             (unsigned long long)cfg->tp, (unsigned long long)cfg->pp);
     if (cfg->gpu_cost_per_hour > 0 && s->throughput.cost_per_million_output_tokens > 0)
         fprintf(f, "; %.4g per million output tokens at %g per GPU-hour",
