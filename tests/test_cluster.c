@@ -654,7 +654,8 @@ static void identity_as(const char *rel, const kv_trace_options *to, uint32_t nu
     cr_assert_str_eq(qa, qb, "%s (%s): requests", rel, async ? "async" : "sync");
     char *sa = summary_text(&ref), *sb = summary_text(&res);
     cr_assert_str_eq(sa, sb, "%s (%s): summary", rel, async ? "async" : "sync");
-    cr_assert_eq(memcmp(&ref.stats, &res.stats, sizeof res.stats), 0, "%s (%s): stats", rel, async ? "async" : "sync");
+    cr_assert_eq(memcmp(&ref.stats, &res.stats, sizeof res.stats), 0, "%s (%s): stats", rel,
+                 async ? "async" : "sync");
     free(qa);
     free(qb);
     free(sa);

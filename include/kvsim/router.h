@@ -137,8 +137,9 @@ void kv_router_destroy(kv_router *rt); /* NULL ok */
 /* Route one request (C2–C4, C8): signals[0..R), pools[0..R) (read only with the exact
  * view; may be NULL with the approx view).  Draws once from the tie-break stream,
  * advances round-robin, records a new session's replica, and with the approx view inserts
- * or refreshes the prompt's n_full blocks (the private ones by their keys), in prompt order, in the chosen replica's LRU
- * (evicting the least recently routed beyond its capacity).  Can't fail. */
+ * or refreshes the prompt's n_full blocks (the private ones by their keys), in prompt
+ * order, in the chosen replica's LRU (evicting the least recently routed beyond its
+ * capacity).  Can't fail. */
 void kv_router_route(kv_router *rt, const kv_route_input *in, const kv_replica_signals *signals,
                      const kv_pool *const *pools, kv_route *out);
 
