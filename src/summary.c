@@ -242,7 +242,8 @@ void kv_summary_from_run(kv_summary *s, const kv_run_result *r)
     s->throughput.requests_per_s = t > 0 ? (double)sc->finished / t : 0;
     /* Every rank of the TP × PP group of every replica is a GPU the throughput costs. */
     double gpus = (double)(r->cluster ? r->cluster->replicas : 1) *
-                  (double)(s->config.tp ? s->config.tp : 1) * (double)(s->config.pp ? s->config.pp : 1);
+                  (double)(s->config.tp ? s->config.tp : 1) *
+                  (double)(s->config.pp ? s->config.pp : 1);
     s->throughput.output_tok_per_s_per_gpu = s->throughput.output_tok_per_s / gpus;
     s->throughput.cost_per_million_output_tokens =
         s->config.gpu_cost_per_hour > 0 && s->throughput.output_tok_per_s > 0
