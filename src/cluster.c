@@ -14,7 +14,8 @@
  * Routing (C2–C6).  A request gets its cache state (kv_req_attach) and, when the router
  * may look at prefixes (prefix caching on, or the approx view), its prompt's full-block
  * chain from the shared hasher: computed once, read by the router, reused by the replica
- * that admits it (the engine would hash those blocks at allocation anyway).  The router
+ * that admits it (the engine would hash those blocks at allocation anyway), and only up
+ * to the first private block (DESIGN §9), which no view can hold.  The router
  * sees each replica's live signals or, with --router-refresh D, the sample taken at the
  * last multiple of D: a sample at kD is taken just before the first event keyed at or
  * after (kD, arrival) — after the step ends at kD, before the arrivals at kD (C8) — and
@@ -22,7 +23,8 @@
  *
  * Totals (C7, C8).  Counters are sums over the replicas; the peaks of physical and
  * logical blocks are the peaks of the sum of every replica's latest sample, updated at
- * each sample of any replica; C6 is counted at the end from each request's predicted and
+ * each sample of any replica (an engine publishes a step's sample when the step starts
+ * executing, so under async scheduling too the sums are of the steps in flight); C6 is counted at the end from each request's predicted and
  * granted hit.  With R = 1 nothing is routed (no router exists, no chain is computed
  * early) and the result is kv_replay's.
  *
