@@ -313,15 +313,23 @@ Test(router, c8_one_draw_per_routed_request_whatever_the_policy)
     scenario_free(&s);
 }
 
-Test(router, c5_approx_view_lru_evicts_the_least_recently_routed)
+/* One replica behind the approx view, its LRU of capacity cap (round-robin: always 0). */
+static kv_router *approx_router(uint32_t cap)
 {
-    /* One replica, capacity 4 blocks, round-robin (always replica 0). */
     kv_router_config c;
     kv_router_config_init(&c);
     c.view = KV_ROUTER_APPROX;
     kv_router *rt;
     kv_diag d;
-    cr_assert_eq(kv_router_create(&rt, &c, 1, 4, 0, &d), 0, "%s", d.msg);
+    cr_assert_eq(kv_router_create(&rt, &c, 1, cap, 0, &d), 0, "%s", d.msg);
+    return rt;
+}
+
+Test(router, c5_approx_view_lru_evicts_the_least_recently_routed)
+{
+    /* One replica, capacity 4 blocks, round-robin (always replica 0). */
+    kv_router *rt = approx_router(4);
+    kv_diag d;
     kv_replica_signals sig = {0, 0, 0, 4};
     kv_route out;
     kv_route_input a = input_a();
@@ -359,12 +367,8 @@ Test(router, c5_private_blocks_take_approx_slots_but_are_in_no_view)
      * hashed.  The approx LRU still spends a slot on each, as llm-d's indexer hashes every
      * block of a routed prompt, under a key of its own per (request, block); no view ever
      * holds one, so an overlap stops before them.  One replica, capacity 5. */
-    kv_router_config c;
-    kv_router_config_init(&c);
-    c.view = KV_ROUTER_APPROX;
-    kv_router *rt;
+    kv_router *rt = approx_router(5);
     kv_diag d;
-    cr_assert_eq(kv_router_create(&rt, &c, 1, 5, 0, &d), 0, "%s", d.msg);
     kv_replica_signals sig = {0, 0, 0, 5};
     kv_route out;
     /* X: A0 A1 then two private blocks; Y: A0 A1 then three private ones. */
@@ -385,7 +389,7 @@ Test(router, c5_private_blocks_take_approx_slots_but_are_in_no_view)
     cr_assert_eq(kv_router_check(rt, &d), 0, "%s", d.msg);
     /* Capacity 4: Y's five blocks evict A0 first — its private blocks count. */
     kv_router_destroy(rt);
-    cr_assert_eq(kv_router_create(&rt, &c, 1, 4, 0, &d), 0, "%s", d.msg);
+    rt = approx_router(4);
     kv_router_route(rt, &y, &sig, NULL, &out);
     cr_assert_eq(kv_router_lru_size(rt, 0), 4);
     cr_assert_eq(kv_router_overlap(rt, 0, &z, NULL), 0, "A0 evicted by Y's private keys");
