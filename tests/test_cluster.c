@@ -527,6 +527,43 @@ static void c8_oracle(sample_log *l, uint32_t R, uint64_t *phys, uint64_t *logi)
     }
 }
 
+Test(cluster, c8_the_peak_sums_the_steps_in_flight_not_the_planned_ones)
+{
+    /* Two replicas, round-robin, block 4, steps of 0.1 s + 0.01 s per scheduled token, a
+     * token budget of 100.  At t=0 A (100 tokens, 2 out) → replica 0, B (40, 1 out) → 1,
+     * C (40, 1 out) → 0; at 0.8 D (4, 1 out) → 1.
+     *   replica 0: step 1 [0, 1.1) prefills A: 25 blocks; step 2 from 1.1 decodes A (block
+     *              26) and admits C (10 blocks): 36.
+     *   replica 1: step 1 [0, 0.5) prefills B: 10 blocks; B finishes at 0.5; D's step
+     *              from 0.8 holds 1 block.
+     * So the sum is 25 + 10 = 35 until 0.8, 25 + 1 = 26 until 1.1, then 36 + 1 = 37: the
+     * peak is 37, not the 46 of the replicas' own peaks together.  Under async scheduling
+     * replica 0 plans step 2 (its 36 blocks) at t=0 and replica 1 its empty second step
+     * (B's 10 blocks still held) too; a total that read each replica's sample when its
+     * pass ran would add 36 and 10 at t=0. */
+    add_req(0, 0, 100, 2, 1);
+    add_req(1, 0, 40, 1, 2);
+    add_req(2, 0, 40, 1, 3);
+    add_req(3, 8 * SEC / 10, 4, 1, 4);
+    set_trace(4);
+    kv_router_config rc = router("round-robin", 0);
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(200, 4, "linear:0.1,0.01,0", async);
+        c.sched.max_batched_tokens = 100;
+        cr_assert_eq(kv_cluster_replay(&c, 2, &rc, &trace, "t", "bf16", 0, NULL, &res, &d), 0,
+                     "%s", d.msg);
+        const kv_cluster_result *cl = res.cluster;
+        cr_assert_eq(cl->replica[0].stats.metrics.peak_physical, 36);
+        cr_assert_eq(cl->replica[1].stats.metrics.peak_physical, 10);
+        cr_assert_eq(res.reqs[2].first_scheduled_ns, async ? 0 : 1100000000,
+                     "C is planned at 0 (async) or scheduled at 1.1 (sync)");
+        cr_assert_eq(cl->peak_physical, 37, "%s: the sum of the steps in flight",
+                     async ? "async" : "sync");
+        kv_run_result_release(&res);
+    }
+}
+
 Test(cluster, c8_peaks_are_of_the_sum_of_latest_samples_in_time_order_sync_and_async)
 {
     /* Random clusters under both schedulers: every step's sample is published once, in
