@@ -14,7 +14,8 @@
  * Routing (C2–C6).  A request gets its cache state (kv_req_attach) and, when the router
  * may look at prefixes (prefix caching on, or the approx view), its prompt's full-block
  * chain from the shared hasher: computed once, read by the router, reused by the replica
- * that admits it (the engine would hash those blocks at allocation anyway).  The router
+ * that admits it (the engine would hash those blocks at allocation anyway), and only up
+ * to the first private block (DESIGN §9), which no view can hold.  The router
  * sees each replica's live signals or, with --router-refresh D, the sample taken at the
  * last multiple of D: a sample at kD is taken just before the first event keyed at or
  * after (kD, arrival) — after the step ends at kD, before the arrivals at kD (C8) — and
@@ -22,7 +23,8 @@
  *
  * Totals (C7, C8).  Counters are sums over the replicas; the peaks of physical and
  * logical blocks are the peaks of the sum of every replica's latest sample, updated at
- * each sample of any replica; C6 is counted at the end from each request's predicted and
+ * each sample of any replica (an engine publishes a step's sample when the step starts
+ * executing, so under async scheduling too the sums are of the steps in flight); C6 is counted at the end from each request's predicted and
  * granted hit.  With R = 1 nothing is routed (no router exists, no chain is computed
  * early) and the result is kv_replay's.
  *
@@ -174,13 +176,17 @@ static void push_arrival(driver *d)
                                     d->next_arrival});
 }
 
-/* The router's decision for request i (R ≥ 2), recorded for C6. */
-static uint32_t route(driver *d, size_t i, kv_req *r)
+/* The router's decision for request i (R ≥ 2), recorded for C6.  Only the prompt's
+ * shared-kind full blocks are hashed: a private block (DESIGN §9) can be in no view, and
+ * a replay of one replica never hashes it either. */
+static uint32_t route(driver *d, size_t i, kv_req *r, const kv_content *c)
 {
     uint32_t b = d->cfg->block_size, len = r->spec->prompt_len;
-    kv_route_input in = {NULL, len / b, (len - 1) / b, KV_ROUTER_NO_SESSION};
-    if (d->chain && in.n_full > 0)
-        in.chain = kv_seq_chain(r->seq, d->hasher, in.n_full);
+    kv_route_input in = {NULL, len / b, (len - 1) / b, KV_ROUTER_NO_SESSION, 0, i};
+    uint32_t shared = kv_content_first_private(c, b);
+    in.n_private = shared < in.n_full ? in.n_full - shared : 0;
+    if (d->chain && in.n_full > in.n_private)
+        in.chain = kv_seq_chain(r->seq, d->hasher, in.n_full - in.n_private);
     if (d->session_of)
         in.session = d->session_of[i];
     if (d->refresh_ns == 0)
@@ -200,7 +206,7 @@ static int arrive(driver *d, int64_t now, kv_diag *diag)
     kv_content c;
     kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
     kv_req_attach(r, &c);
-    uint32_t to = d->R > 1 ? route(d, i, r) : 0;
+    uint32_t to = d->R > 1 ? route(d, i, r, &c) : 0;
     int64_t at;
     bool idle = kv_engine_next(d->eng[to], &at) == KV_ENGINE_IDLE;
     kv_engine_arrive(d->eng[to], r, now);

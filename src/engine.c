@@ -16,7 +16,11 @@
  * batch the model runner returns at once: it lasts 0 ns.
  *
  * A pass's sample is taken right after the pass (the state its step computes on, before
- * any later frees), stamped with the time its step starts executing and its duration.
+ * any later frees), stamped with the time its step starts executing and its duration,
+ * and counted in the metrics then; it is published (kv_engine_last_sample, on_sample) when
+ * its step starts executing.  Sync, that is the same instant; async, one pass later, so
+ * that published samples come in time-stamp order and the latest one always describes the
+ * step in flight (a cluster's timeseries rows and its C8 sums rely on both).
  *
  * The livelock guard: a step that schedules no token and preempts nothing while work
  * waits — and, async, while no executing step will deliver tokens — is counted as a step,
@@ -42,6 +46,7 @@ typedef struct step_slot {
     uint64_t step;    /* 1-based number of the pass that scheduled it */
     int64_t start_ns; /* when it starts executing */
     int64_t dt_ns;    /* how long it executes */
+    kv_sample sample; /* taken right after its pass; published when it starts executing */
 } step_slot;
 
 struct kv_engine {
@@ -57,7 +62,7 @@ struct kv_engine {
     int64_t last_step_end;
     kv_engine_event next;
     int64_t at;   /* time of next, when not IDLE */
-    kv_sample last; /* the sample of the last step started */
+    kv_sample last; /* the sample of the step in flight, or of the last one executed */
     bool stopped; /* an advance failed: nothing more until abandoned */
 };
 
@@ -126,7 +131,9 @@ kv_engine_event kv_engine_next(const kv_engine *e, int64_t *at)
     return e->next;
 }
 
-static void take_sample(kv_engine *e, const step_slot *st)
+/* The pass's sample into st->sample, counted in the metrics now (the state its step
+ * computes on); on_sample sees it when the step starts executing (publish). */
+static void take_sample(kv_engine *e, step_slot *st)
 {
     kv_sample s = {0};
     const kv_sched_counters *sc = kv_sched_counters_get(e->sched);
@@ -152,12 +159,20 @@ static void take_sample(kv_engine *e, const step_slot *st)
     s.admitted = sc->admitted;
     s.finished = sc->finished;
     kv_metrics_add(&e->metrics, &s);
-    if (e->cfg.on_sample && (s.step - 1) % e->cfg.sample_every == 0) {
+    if (e->cfg.on_sample && (s.step - 1) % e->cfg.sample_every == 0)
         /* Only a written row needs it: an O(running) walk kept off the other steps. */
         s.effective_tokens = kv_sched_effective_tokens(e->sched);
-        e->cfg.on_sample(e->cfg.ctx, &s);
-    }
-    e->last = s;
+    st->sample = s;
+}
+
+/* Step st starts executing: its sample becomes the engine's latest and reaches on_sample.
+ * Async, that is one pass after it was taken, so samples are handed on in the order of
+ * their time stamps: a cluster's timeseries rows and C8's sums stay in time order. */
+static void publish(kv_engine *e, const step_slot *st)
+{
+    e->last = st->sample;
+    if (e->cfg.on_sample && (st->sample.step - 1) % e->cfg.sample_every == 0)
+        e->cfg.on_sample(e->cfg.ctx, &st->sample);
 }
 
 /* One scheduling pass at now into slot, for a step that starts executing at start.
@@ -214,6 +229,7 @@ static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
         if (rc != 0)
             return rc;
         e->exec = &e->slot[0];
+        publish(e, e->exec);
     } else {
         if (!e->plan) { /* after idling: this step's pass runs now, then the next one's */
             if (!has_work(e))
@@ -225,6 +241,7 @@ static int step_start(kv_engine *e, int64_t now, kv_diag *diag)
         }
         e->exec = e->plan;
         e->plan = NULL;
+        publish(e, e->exec);
         if (has_work(e)) {
             step_slot *next = e->exec == &e->slot[0] ? &e->slot[1] : &e->slot[0];
             int rc = pass(e, next, now, now + e->exec->dt_ns, e->exec->batch.tokens > 0, diag);

@@ -371,6 +371,23 @@ static void lru_release(lru *l)
     free(l->slot);
 }
 
+/* The approx LRU's key for private block j of request id: no SHA-256 needed, unique per
+ * (id, j), the table key (the first 8 bytes) well mixed, the tail a tag that no
+ * XXH3-128 digest has (its last 16 bytes are 0) and a SHA-256 one has with probability
+ * 2^-64 at most. */
+static kv_digest private_key(uint64_t id, uint32_t j)
+{
+    kv_digest k;
+    uint64_t st = id * 0x100000001b3ull ^ j, mix = kv_splitmix64(&st);
+    static const char tag[8] = {'k', 'v', 's', 'i', 'm', 'p', 'r', 'v'};
+    memcpy(k.b, &mix, 8);
+    memcpy(k.b + 8, &id, 8);
+    uint64_t jj = j;
+    memcpy(k.b + 16, &jj, 8);
+    memcpy(k.b + 24, tag, 8);
+    return k;
+}
+
 /* ---- the router --------------------------------------------------------------------- */
 
 struct kv_router {
@@ -435,7 +452,8 @@ uint32_t kv_router_overlap(const kv_router *rt, uint32_t r, const kv_route_input
 {
     if (!in->chain)
         return 0;
-    uint32_t lim = in->max_hit < in->n_full ? in->max_hit : in->n_full;
+    uint32_t n_chain = in->n_full - in->n_private; /* a private block is in no view */
+    uint32_t lim = in->max_hit < n_chain ? in->max_hit : n_chain;
     uint32_t j = 0;
     if (rt->cfg.view == KV_ROUTER_APPROX) {
         while (j < lim && lru_has(&rt->lru[r], &in->chain[j]))
@@ -568,9 +586,15 @@ void kv_router_route(kv_router *rt, const kv_route_input *in, const kv_replica_s
     out->replica = choice;
     out->overlap = all_overlaps ? rt->overlap[choice]
                                 : kv_router_overlap(rt, choice, in, pools ? pools[choice] : NULL);
-    if (rt->lru && in->chain)
-        for (uint32_t j = 0; j < in->n_full; j++)
-            lru_touch(&rt->lru[choice], &in->chain[j]);
+    if (!rt->lru)
+        return;
+    uint32_t n_chain = in->n_full - in->n_private;
+    for (uint32_t j = 0; in->chain && j < n_chain; j++)
+        lru_touch(&rt->lru[choice], &in->chain[j]);
+    for (uint32_t j = n_chain; j < in->n_full; j++) {
+        kv_digest key = private_key(in->id, j);
+        lru_touch(&rt->lru[choice], &key);
+    }
 }
 
 /* ---- invariants --------------------------------------------------------------------- */

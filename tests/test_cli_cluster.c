@@ -233,6 +233,11 @@ Test(cli_cluster, one_replica_is_byte_identical_to_no_cluster_options)
     same_outputs(src_path("traces/mooncake_conv_500.jsonl"), small_pool);
     same_outputs(src_path("traces/azure_conv_1000.csv"), small_pool);
     same_outputs(src_path("traces/sharegpt_lengths_1000.csv"), lengths);
+    /* The sync scheduler too (every bundled trace under both: test_cluster.c). */
+    const char *const sync_pool[] = {"--num-blocks", "3000",  "--limit", LIMIT,
+                                     "--no-async-scheduling", NULL};
+    same_outputs(src_path("traces/tiny_shared.jsonl"), sync_pool + 4);
+    same_outputs(src_path("traces/mooncake_conv_500.jsonl"), sync_pool);
 }
 
 Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
@@ -247,6 +252,8 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
     cr_assert(strstr(r.out, "  routing     predicted "), "%s", r.out);
     cr_assert(strstr(r.out, "  imbalance   requests max/mean "), "%s", r.out);
     cr_assert(strstr(r.out, "  replica     requests finished"), "%s", r.out);
+    cr_assert(strstr(r.out, " output tokens/s (6 GPUs: 3 replicas x TP2 x PP1)\n"),
+              "per GPU: every replica's GPUs: %s", r.out);
 
     char *p = in_dir(out, "summary.json");
     json_error_t e;
@@ -256,6 +263,10 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
     cr_assert_not_null(c);
     cr_assert_eq(json_integer_value(json_object_get(c, "replicas")), 3);
     cr_assert_eq(json_integer_value(json_object_get(c, "gpus")), 6);
+    json_t *tp = json_object_get(j, "throughput");
+    cr_assert_float_eq(json_real_value(json_object_get(tp, "output_tok_per_s_per_gpu")),
+                       json_real_value(json_object_get(tp, "output_tok_per_s")) / 6, 1e-9,
+                       "the cluster's throughput over replicas x TP x PP GPUs");
     cr_assert_str_eq(json_string_value(json_object_get(c, "router_view")), "exact");
     json_t *pr = json_object_get(c, "per_replica");
     cr_assert_eq(json_array_size(pr), 3);
@@ -287,6 +298,20 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
     p = in_dir(out, "timeseries.csv");
     text = read_file(p, NULL);
     cr_assert(strncmp(text, "time_s,replica,step,running,", 28) == 0, "%.80s", text);
+    /* DESIGN §10: rows ordered by step start time, then replica (async scheduling runs a
+     * pass one step early; its row still comes at its step's start). */
+    double t_prev = -1;
+    long r_prev = -1, rows = 0;
+    for (const char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char *end;
+        double t = strtod(line + 1, &end);
+        long rep = strtol(end + 1, NULL, 10);
+        cr_assert(t > t_prev || (t == t_prev && rep >= r_prev), "row %ld: %.60s", rows, line + 1);
+        t_prev = t;
+        r_prev = rep;
+        rows++;
+    }
+    cr_assert_eq(rows, steps, "one row per step of any replica");
     free(text);
     free(p);
     free(out);

@@ -13,6 +13,7 @@
 #include "kvsim/metrics.h"
 #include "kvsim/report.h"
 #include "kvsim/rng.h"
+#include "kvsim/sim.h"
 #include "kvsim/summary.h"
 #include "pool_internal.h"
 
@@ -49,7 +50,22 @@ static void set_trace(size_t n)
     trace.path = "test.jsonl";
 }
 
-static kv_engine_config config(uint32_t num_blocks, uint32_t b, const char *time_model)
+static void random_trace(uint64_t seed, size_t n)
+{
+    kv_rng rng;
+    kv_rng_seed(&rng, seed);
+    int64_t t = 0;
+    for (size_t i = 0; i < n; i++) {
+        t += (int64_t)kv_rng_below(&rng, 40000000);
+        add_req(i, t, 1 + (uint32_t)kv_rng_below(&rng, 200), 1 + (uint32_t)kv_rng_below(&rng, 30),
+                (uint32_t)kv_rng_below(&rng, 5));
+    }
+    set_trace(n);
+}
+
+/* sync: the tests' default; config_as picks the scheduler (DESIGN §6.6). */
+static kv_engine_config config_as(uint32_t num_blocks, uint32_t b, const char *time_model,
+                                  bool async)
 {
     kv_engine_config c;
     memset(&c, 0, sizeof c);
@@ -60,12 +76,18 @@ static kv_engine_config config(uint32_t num_blocks, uint32_t b, const char *time
                                 .max_seqs = 256,
                                 .chunked_prefill = true,
                                 .admit_full_prompt = true,
-                                .preempt = KV_PREEMPT_FCFS};
+                                .preempt = KV_PREEMPT_FCFS,
+                                .async_scheduling = async};
     kv_diag d;
     cr_assert_eq(kv_timing_parse(time_model, &c.timing, &d), 0, "%s", d.msg);
     c.sample_every = 1;
     c.check_invariants = true;
     return c;
+}
+
+static kv_engine_config config(uint32_t num_blocks, uint32_t b, const char *time_model)
+{
+    return config_as(num_blocks, b, time_model, false);
 }
 
 static kv_router_config router(const char *spec, uint64_t seed)
@@ -111,25 +133,17 @@ static void log_end(void *ctx, const kv_step_view *v)
         snprintf(l->ev[l->n++], 24, "end %u @%.1f", v->replica, (double)v->end_ns / 1e9);
 }
 
-Test(cluster, c1_step_ends_then_arrivals_then_step_starts_replicas_in_order)
+/* The C1 scenario (derivation in the tests below) under either scheduler: the routings,
+ * the first schedulings, and the log of sample publications ("start") and step ends. */
+static void c1_scenario(bool async, const char *const *want, size_t n_want)
 {
-    /* Three replicas, least-kv, seed 0 (d1..d4 = …CDAF, …65F4, …454F, …81EC), 1 s steps,
-     * block size 4.  Derivation:
-     *   r0 t=0   8 tokens, 1 out: used (0,0,0), tie of three, d1 mod 3 = 1 → replica 1
-     *   r1 t=0   4 tokens, 3 out: the same usage (a burst sees one instant), d2 mod 3 = 0 → 0
-     *   r2 t=0.5 4 tokens, 3 out: used (1,2,0) → replica 2 (its step runs 0.5–1.5)
-     *   r3 t=1   4 tokens, 1 out: the step ends at 1 come first, r0 has finished and freed
-     *            its 2 blocks: used (1,0,1) → replica 1.  (Routed before the step end it
-     *            would see (1,2,1), tie {0,2}, d4 mod 2 = 0 → replica 0.)
-     *   r4 t=1   4 tokens, 1 out: used (1,0,1) → replica 1; the step replica 1 starts at 1
-     *            comes after both arrivals and admits both. */
     add_req(0, 0, 8, 1, 1);
     add_req(1, 0, 4, 3, 2);
     add_req(2, SEC / 2, 4, 3, 3);
     add_req(3, SEC, 4, 1, 4);
     add_req(4, SEC, 4, 1, 5);
     set_trace(5);
-    kv_engine_config c = config(64, 4, "fixed:1");
+    kv_engine_config c = config_as(64, 4, "fixed:1", async);
     kv_router_config rc = router("least-kv", 0);
     evlog l = {0};
     kv_sim_hooks h = {.on_sample = log_start, .on_step_end = log_end, .ctx = &l};
@@ -144,16 +158,52 @@ Test(cluster, c1_step_ends_then_arrivals_then_step_starts_replicas_in_order)
     cr_assert_eq(rep[4], 1);
     cr_assert_eq(res.reqs[3].first_scheduled_ns, SEC, "a step starting at t sees arrivals at t");
     cr_assert_eq(res.reqs[4].first_scheduled_ns, SEC);
+    cr_assert_geq(l.n, n_want);
+    for (size_t i = 0; i < n_want; i++)
+        cr_assert_str_eq(l.ev[i], want[i], "event %zu", i);
+}
+
+Test(cluster, c1_step_ends_then_arrivals_then_step_starts_replicas_in_order)
+{
+    /* Three replicas, least-kv, seed 0 (d1..d4 = …CDAF, …65F4, …454F, …81EC), 1 s steps,
+     * block size 4, the sync scheduler.  Derivation:
+     *   r0 t=0   8 tokens, 1 out: used (0,0,0), tie of three, d1 mod 3 = 1 → replica 1
+     *   r1 t=0   4 tokens, 3 out: the same usage (a burst sees one instant), d2 mod 3 = 0 → 0
+     *   r2 t=0.5 4 tokens, 3 out: used (1,2,0) → replica 2 (its step runs 0.5–1.5)
+     *   r3 t=1   4 tokens, 1 out: the step ends at 1 come first, r0 has finished and freed
+     *            its 2 blocks: used (1,0,1) → replica 1.  (Routed before the step end it
+     *            would see (1,2,1), tie {0,2}, d4 mod 2 = 0 → replica 0.)
+     *   r4 t=1   4 tokens, 1 out: used (1,0,1) → replica 1; the step replica 1 starts at 1
+     *            comes after both arrivals and admits both. */
     static const char *const want[] = {"start 0 @0.0", "start 1 @0.0", "start 2 @0.5",
                                        "end 0 @1.0",   "end 1 @1.0",   "start 0 @1.0",
                                        "start 1 @1.0", "end 2 @1.5",   "start 2 @1.5"};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        cr_assert_str_eq(l.ev[i], want[i], "event %zu", i);
+    c1_scenario(false, want, sizeof want / sizeof want[0]);
+}
+
+Test(cluster, c1_the_same_order_under_async_scheduling)
+{
+    /* The scenario above under async scheduling (DESIGN §6.6): a step start runs the pass
+     * of the next step too, so a replica's used blocks include the slots planned for its
+     * next decode.
+     *   r0, r1 t=0: as above → replicas 1 and 0.  Replica 0 plans r1's decode (block 2);
+     *            replica 1 plans nothing (r0's only token is in flight): an empty step.
+     *   r2 t=0.5: used (2,2,0) → replica 2.
+     *   r3, r4 t=1: after the step ends at 1 (r0 finished): used (2,0,2) → replica 1 both.
+     *            Replica 1 at 1 executes its empty planned step (0 ns) and plans r3 and r4
+     *            in the same instant, so they are scheduled at 1; that step starts at 1
+     *            after the empty one ends at 1.
+     * Samples are published when their step starts executing, at their time stamps. */
+    static const char *const want[] = {"start 0 @0.0", "start 1 @0.0", "start 2 @0.5",
+                                       "end 0 @1.0",   "end 1 @1.0",   "start 0 @1.0",
+                                       "start 1 @1.0", "end 1 @1.0",   "start 1 @1.0",
+                                       "end 2 @1.5",   "start 2 @1.5"};
+    c1_scenario(true, want, sizeof want / sizeof want[0]);
 }
 
 /* ---- C2: --router-refresh --------------------------------------------------------------- */
 
-Test(cluster, c2_refresh_samples_the_load_at_multiples_of_d)
+static void c2_scenario(bool async)
 {
     /* Three replicas, least-requests, refresh 1 s, seed 0, 1 s steps, short requests
      * (1 output token: done in one step).  d1..d8 mod 3 = 1 0 1 1 1 0 2 2, mod 2 =
@@ -166,12 +216,15 @@ Test(cluster, c2_refresh_samples_the_load_at_multiples_of_d)
      *          (a sample taken before those step ends would send it to replica 2)
      *   r6 t=1: the same sample: (0,1,0), d7 mod 2 = 1 → replica 2
      *   r7 t=1.5: still the sample at 1: (0,1,0), d8 mod 2 = 0 → replica 0 (live: all
-     *          busy, d8 mod 3 = 2 → replica 2) */
+     *          busy, d8 mod 3 = 2 → replica 2)
+     * Async scheduling changes none of it: each step's planned pass finds nothing new (r4
+     * arrives after replica 1's pass at 0, every request's only token is in flight), so
+     * the loads at 0 and at 1 are the same. */
     static const int64_t at[8] = {0, 0, 0, 0, SEC / 2, SEC, SEC, 3 * SEC / 2};
     for (size_t i = 0; i < 8; i++)
         add_req(i, at[i], 4, 1, (uint32_t)i + 1);
     set_trace(8);
-    kv_engine_config c = config(64, 4, "fixed:1");
+    kv_engine_config c = config_as(64, 4, "fixed:1", async);
     kv_router_config rc = router("least-requests", 0);
     rc.refresh_s = 1;
     kv_diag d;
@@ -185,6 +238,101 @@ Test(cluster, c2_refresh_samples_the_load_at_multiples_of_d)
     cr_assert_eq(kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, NULL, &res, &d), 0, "%s",
                  d.msg);
     cr_assert_eq(res.cluster->replica_of[2], 2, "live signals see r0 and r1 queued");
+}
+
+Test(cluster, c2_refresh_samples_the_load_at_multiples_of_d)
+{
+    c2_scenario(false);
+}
+
+Test(cluster, c2_refresh_samples_the_same_under_async_scheduling)
+{
+    c2_scenario(true);
+}
+
+Test(cluster, c2_live_signals_are_the_replica_as_it_stands_planned_step_included)
+{
+    /* Two replicas, least-kv, seed 0 (d1..d4 odd, even, odd, even), 1 s steps, block 4.
+     * The router sees each pool as it stands; under async scheduling that includes the
+     * slots the pass of the next step has already taken (vLLM's scheduler has them
+     * allocated while the current step runs), not the state of the step in flight.
+     *   r0 t=0   8 tokens, 3 out: tie (0,0), d1 odd → replica 1: 2 blocks; async, its
+     *            next step's decode already holds a third.
+     *   r1 t=0.1 12 tokens, 1 out: used (0, 2|3) → replica 0: 3 blocks (async plans
+     *            nothing: its only token is in flight).
+     *   r2 t=0.2 4 tokens, 1 out: sync (3,2) → replica 1; async (3,3) tie, d3 odd → 1;
+     *            it waits there (no blocks until the step at 1).
+     *   r3 t=0.5 4 tokens, 1 out: sync (3,2) → replica 1; async (3,3), d4 even → 0. */
+    add_req(0, 0, 8, 3, 1);
+    add_req(1, SEC / 10, 12, 1, 2);
+    add_req(2, SEC / 5, 4, 1, 3);
+    add_req(3, SEC / 2, 4, 1, 4);
+    set_trace(4);
+    kv_router_config rc = router("least-kv", 0);
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(64, 4, "fixed:1", async);
+        cr_assert_eq(kv_cluster_replay(&c, 2, &rc, &trace, "t", "bf16", 0, NULL, &res, &d), 0,
+                     "%s", d.msg);
+        static const uint32_t want[2][4] = {{1, 0, 1, 1}, {1, 0, 1, 0}};
+        for (size_t i = 0; i < 4; i++)
+            cr_assert_eq(res.cluster->replica_of[i], want[async][i], "%s: request %zu",
+                         async ? "async" : "sync", i);
+        kv_run_result_release(&res);
+    }
+}
+
+/* A random trace whose arrivals fall on whole milliseconds, as 1 ms steps end, so step
+ * ends and arrivals meet at equal times; `distinct`: no two arrivals at one instant. */
+static void ms_trace(uint64_t seed, size_t n, bool distinct)
+{
+    kv_rng rng;
+    kv_rng_seed(&rng, seed);
+    int64_t t = 0;
+    for (size_t i = 0; i < n; i++) {
+        t += (int64_t)(kv_rng_below(&rng, 4) + (distinct ? 1 : 0)) * 1000000;
+        add_req(i, t, 1 + (uint32_t)kv_rng_below(&rng, 60), 1 + (uint32_t)kv_rng_below(&rng, 12),
+                (uint32_t)kv_rng_below(&rng, 4));
+    }
+    set_trace(n);
+}
+
+Test(cluster, c2_a_1_ns_refresh_is_live_routing_when_arrivals_are_distinct)
+{
+    /* C8: the sample at t is taken after the step ends at t and before the first arrival
+     * at t, which is where a live routing of a lone arrival at t looks; so with D = 1 ns
+     * and no two arrivals at one instant every choice is the live one, whatever the
+     * policy and the scheduler.  With bursts the later arrivals of a burst see the
+     * sample, not the ones routed before them (least-requests: they would count them). */
+    static const char *const policies[] = {"least-requests", "least-kv", "weighted", "kv-cost"};
+    kv_diag d;
+    for (int async = 0; async <= 1; async++)
+        for (int p = 0; p < 4; p++) {
+            ms_trace(40 + (uint64_t)p, 150, true);
+            kv_engine_config c = config_as(90, 4, "fixed:0.001", async);
+            kv_router_config rc = router(policies[p], 5);
+            cr_assert_eq(kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, NULL, &ref, &d),
+                         0, "%s", d.msg);
+            rc.refresh_s = 1e-9;
+            cr_assert_eq(kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, NULL, &res, &d),
+                         0, "%s", d.msg);
+            for (size_t i = 0; i < trace.n; i++)
+                cr_assert_eq(res.cluster->replica_of[i], ref.cluster->replica_of[i],
+                             "%s %s: request %zu", policies[p], async ? "async" : "sync", i);
+            kv_run_result_release(&ref);
+            kv_run_result_release(&res);
+        }
+    /* Bursts: with least-requests and D = 1 ns, a burst's members all see the loads
+     * before the burst, so some choices differ from live routing. */
+    ms_trace(7, 150, false);
+    kv_engine_config c = config_as(90, 4, "fixed:0.001", true);
+    kv_router_config rc = router("least-requests", 5);
+    cr_assert_eq(kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, NULL, &ref, &d), 0);
+    rc.refresh_s = 1e-9;
+    cr_assert_eq(kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, NULL, &res, &d), 0);
+    cr_assert_neq(memcmp(res.cluster->replica_of, ref.cluster->replica_of,
+                         trace.n * sizeof(uint32_t)),
+                  0, "a burst sees one sample");
 }
 
 /* ---- C6: router accuracy ---------------------------------------------------------------- */
@@ -333,6 +481,131 @@ Test(cluster, c7_c8_totals_are_sums_and_peaks_of_sums)
     kv_summary_release(&s);
 }
 
+/* Every published sample, in publication order. */
+typedef struct sample_log {
+    kv_sample *s;
+    size_t n, cap;
+} sample_log;
+
+static void keep_sample(void *ctx, const kv_sample *s)
+{
+    sample_log *l = ctx;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->s = realloc(l->s, l->cap * sizeof *l->s);
+    }
+    l->s[l->n++] = *s;
+}
+
+static int by_stamp(const void *pa, const void *pb)
+{
+    const kv_sample *a = pa, *b = pb;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    if (a->replica != b->replica)
+        return a->replica < b->replica ? -1 : 1;
+    return (a->step > b->step) - (a->step < b->step);
+}
+
+/* C8 from the samples alone: walk them in (time stamp, replica, step) order keeping each
+ * replica's latest; the peaks of the sums. */
+static void c8_oracle(sample_log *l, uint32_t R, uint64_t *phys, uint64_t *logi)
+{
+    qsort(l->s, l->n, sizeof *l->s, by_stamp);
+    uint64_t cur_p[8] = {0}, cur_l[8] = {0};
+    *phys = *logi = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        cur_p[l->s[i].replica] = l->s[i].physical_blocks;
+        cur_l[l->s[i].replica] = l->s[i].logical_blocks;
+        uint64_t sp = 0, sl = 0;
+        for (uint32_t r = 0; r < R; r++) {
+            sp += cur_p[r];
+            sl += cur_l[r];
+        }
+        *phys = sp > *phys ? sp : *phys;
+        *logi = sl > *logi ? sl : *logi;
+    }
+}
+
+Test(cluster, c8_the_peak_sums_the_steps_in_flight_not_the_planned_ones)
+{
+    /* Two replicas, round-robin, block 4, steps of 0.1 s + 0.01 s per scheduled token, a
+     * token budget of 100.  At t=0 A (100 tokens, 2 out) → replica 0, B (40, 1 out) → 1,
+     * C (40, 1 out) → 0; at 0.8 D (4, 1 out) → 1.
+     *   replica 0: step 1 [0, 1.1) prefills A: 25 blocks; step 2 from 1.1 decodes A (block
+     *              26) and admits C (10 blocks): 36.
+     *   replica 1: step 1 [0, 0.5) prefills B: 10 blocks; B finishes at 0.5; D's step
+     *              from 0.8 holds 1 block.
+     * So the sum is 25 + 10 = 35 until 0.8, 25 + 1 = 26 until 1.1, then 36 + 1 = 37: the
+     * peak is 37, not the 46 of the replicas' own peaks together.  Under async scheduling
+     * replica 0 plans step 2 (its 36 blocks) at t=0 and replica 1 its empty second step
+     * (B's 10 blocks still held) too; a total that read each replica's sample when its
+     * pass ran would add 36 and 10 at t=0. */
+    add_req(0, 0, 100, 2, 1);
+    add_req(1, 0, 40, 1, 2);
+    add_req(2, 0, 40, 1, 3);
+    add_req(3, 8 * SEC / 10, 4, 1, 4);
+    set_trace(4);
+    kv_router_config rc = router("round-robin", 0);
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(200, 4, "linear:0.1,0.01,0", async);
+        c.sched.max_batched_tokens = 100;
+        cr_assert_eq(kv_cluster_replay(&c, 2, &rc, &trace, "t", "bf16", 0, NULL, &res, &d), 0,
+                     "%s", d.msg);
+        const kv_cluster_result *cl = res.cluster;
+        cr_assert_eq(cl->replica[0].stats.metrics.peak_physical, 36);
+        cr_assert_eq(cl->replica[1].stats.metrics.peak_physical, 10);
+        cr_assert_eq(res.reqs[2].first_scheduled_ns, async ? 0 : 1100000000,
+                     "C is planned at 0 (async) or scheduled at 1.1 (sync)");
+        cr_assert_eq(cl->peak_physical, 37, "%s: the sum of the steps in flight",
+                     async ? "async" : "sync");
+        kv_run_result_release(&res);
+    }
+}
+
+Test(cluster, c8_peaks_are_of_the_sum_of_latest_samples_in_time_order_sync_and_async)
+{
+    /* Random clusters under both schedulers: every step's sample is published once, in
+     * (time stamp, replica) order — timeseries.csv's row order — and the cluster peaks
+     * are those of the sum of each replica's latest sample taken in that order.  Async, a
+     * pass runs one step early; a total that read its sample then (or skipped the first
+     * step after an idle spell) would not match. */
+    static const char *const policies[] = {"round-robin", "least-kv", "prefix", "random"};
+    kv_diag d;
+    for (int async = 0; async <= 1; async++)
+        for (uint64_t seed = 1; seed <= 8; seed++) {
+            random_trace(100 + seed, 80);
+            kv_engine_config c = config_as(120 + 40 * (uint32_t)(seed % 3), 8, "fixed:0.01",
+                                           async);
+            kv_router_config rc = router(policies[seed % 4], seed);
+            uint32_t R = 2 + (uint32_t)(seed % 3);
+            sample_log l = {0};
+            kv_sim_hooks h = {.on_sample = keep_sample, .ctx = &l};
+            cr_assert_eq(kv_cluster_replay(&c, R, &rc, &trace, "t", "bf16", 0, &h, &res, &d), 0,
+                         "%s", d.msg);
+            cr_assert_eq(l.n, res.stats.steps, "one sample per step");
+            for (size_t i = 1; i < l.n; i++)
+                cr_assert_leq(by_stamp(&l.s[i - 1], &l.s[i]), 0,
+                              "%s seed %llu: sample %zu published out of time order",
+                              async ? "async" : "sync", (unsigned long long)seed, i);
+            uint64_t phys, logi, max_peak = 0, sum_peaks = 0;
+            c8_oracle(&l, R, &phys, &logi);
+            const kv_cluster_result *cl = res.cluster;
+            cr_assert_eq(cl->peak_physical, phys, "%s seed %llu", async ? "async" : "sync",
+                         (unsigned long long)seed);
+            cr_assert_eq(cl->peak_logical, logi);
+            for (uint32_t r = 0; r < R; r++) {
+                uint32_t p = cl->replica[r].stats.metrics.peak_physical;
+                max_peak = p > max_peak ? p : max_peak;
+                sum_peaks += p;
+            }
+            cr_assert(max_peak <= phys && phys <= sum_peaks, "between max and Σ of the peaks");
+            free(l.s);
+            kv_run_result_release(&res);
+        }
+}
+
 Test(cluster, a_summary_without_a_cluster_block_is_one_replica)
 {
     add_req(0, 0, 12, 3, 0);
@@ -391,15 +664,17 @@ static char *requests_text(const kv_run_result *r)
 }
 
 /* One bundled trace, replayed by kv_replay and by a cluster of one under a router that
- * would matter with more replicas: the same samples, requests and summary, byte for byte. */
-static void identity(const char *rel, const kv_trace_options *to, uint32_t num_blocks, uint32_t b)
+ * would matter with more replicas: the same samples, requests and summary, byte for byte,
+ * under the sync and the async scheduler. */
+static void identity_as(const char *rel, const kv_trace_options *to, uint32_t num_blocks,
+                        uint32_t b, bool async)
 {
     kv_trace *t;
     kv_diag d;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", getenv("KVSIM_SRC"), rel);
     cr_assert_eq(kv_trace_load(&t, path, to, &d), 0, "%s", d.msg);
-    kv_engine_config c = config(num_blocks, b, "fixed:0.01");
+    kv_engine_config c = config_as(num_blocks, b, "fixed:0.01", async);
     c.check_invariants = false; /* the walks are the debug build's business here */
     rows ra = {{0}}, rb = {{0}};
     kv_sim_hooks ha = {.sample_every = 3, .on_sample = keep_row, .ctx = &ra};
@@ -411,12 +686,13 @@ static void identity(const char *rel, const kv_trace_options *to, uint32_t num_b
     cr_assert_eq(kv_cluster_replay(&c, 1, &rc, t, "llama-3-8b", "bf16", 0, &hb, &res, &d), 0,
                  "%s", d.msg);
     cr_assert_null(res.cluster);
-    cr_assert_str_eq(ra.b.s, rb.b.s, "%s: timeseries rows", rel);
+    cr_assert_str_eq(ra.b.s, rb.b.s, "%s (%s): timeseries rows", rel, async ? "async" : "sync");
     char *qa = requests_text(&ref), *qb = requests_text(&res);
-    cr_assert_str_eq(qa, qb, "%s: requests", rel);
+    cr_assert_str_eq(qa, qb, "%s (%s): requests", rel, async ? "async" : "sync");
     char *sa = summary_text(&ref), *sb = summary_text(&res);
-    cr_assert_str_eq(sa, sb, "%s: summary", rel);
-    cr_assert_eq(memcmp(&ref.stats, &res.stats, sizeof res.stats), 0, "%s: stats", rel);
+    cr_assert_str_eq(sa, sb, "%s (%s): summary", rel, async ? "async" : "sync");
+    cr_assert_eq(memcmp(&ref.stats, &res.stats, sizeof res.stats), 0, "%s (%s): stats", rel,
+                 async ? "async" : "sync");
     free(qa);
     free(qb);
     free(sa);
@@ -426,6 +702,12 @@ static void identity(const char *rel, const kv_trace_options *to, uint32_t num_b
     kv_run_result_release(&ref);
     kv_run_result_release(&res);
     kv_trace_free(t);
+}
+
+static void identity(const char *rel, const kv_trace_options *to, uint32_t num_blocks, uint32_t b)
+{
+    identity_as(rel, to, num_blocks, b, false);
+    identity_as(rel, to, num_blocks, b, true);
 }
 
 Test(cluster, one_replica_is_kv_replay_on_every_bundled_trace)
@@ -453,23 +735,10 @@ Test(cluster, one_replica_is_kv_replay_on_every_bundled_trace)
 
 /* ---- determinism, invariants ---------------------------------------------------------- */
 
-static void random_trace(uint64_t seed, size_t n)
-{
-    kv_rng rng;
-    kv_rng_seed(&rng, seed);
-    int64_t t = 0;
-    for (size_t i = 0; i < n; i++) {
-        t += (int64_t)kv_rng_below(&rng, 40000000);
-        add_req(i, t, 1 + (uint32_t)kv_rng_below(&rng, 200), 1 + (uint32_t)kv_rng_below(&rng, 30),
-                (uint32_t)kv_rng_below(&rng, 5));
-    }
-    set_trace(n);
-}
-
-Test(cluster, equal_seeds_give_equal_runs_other_seeds_other_ties)
+static void seeds(bool async)
 {
     random_trace(3, 120);
-    kv_engine_config c = config(200, 8, "fixed:0.01");
+    kv_engine_config c = config_as(200, 8, "fixed:0.01", async);
     kv_router_config rc = router("random", 7);
     kv_diag d;
     cr_assert_eq(kv_cluster_replay(&c, 4, &rc, &trace, "t", "bf16", 0, NULL, &ref, &d), 0);
@@ -485,6 +754,14 @@ Test(cluster, equal_seeds_give_equal_runs_other_seeds_other_ties)
     cr_assert_neq(memcmp(ref.cluster->replica_of, res.cluster->replica_of, 120 * sizeof(uint32_t)),
                   0, "another seed routes differently");
     free(a);
+    kv_run_result_release(&res);
+    kv_run_result_release(&ref);
+}
+
+Test(cluster, equal_seeds_give_equal_runs_other_seeds_other_ties)
+{
+    seeds(false);
+    seeds(true);
 }
 
 typedef struct corrupt {
@@ -505,18 +782,43 @@ static void plant(void *ctx, const kv_step_view *v)
 
 Test(cluster, every_replica_walks_its_invariants_and_a_broken_one_is_named)
 {
-    random_trace(11, 60);
-    kv_engine_config c = config(120, 8, "fixed:0.01");
-    kv_router_config rc = router("least-requests", 0);
-    corrupt k = {2, 3, false};
-    kv_sim_hooks h = {.on_step_end = plant, .ctx = &k};
+    for (int async = 0; async <= 1; async++) {
+        random_trace(11, 60);
+        kv_engine_config c = config_as(120, 8, "fixed:0.01", async);
+        kv_router_config rc = router("least-requests", 0);
+        corrupt k = {2, 3, false};
+        kv_sim_hooks h = {.on_step_end = plant, .ctx = &k};
+        kv_diag d;
+        int rc_ = kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, &h, &res, &d);
+        cr_assert(k.done, "replica 2 reached step 3");
+        cr_assert_eq(rc_, -KV_EINVARIANT);
+        cr_assert(strstr(d.msg, "replica 2: after step 3: pool: "), "diag: %s", d.msg);
+        cr_assert_eq(res.stop, -KV_EINVARIANT);
+        cr_assert_gt(res.unfinished, 0, "the stopped run leaves its requests unfinished");
+        kv_run_result_release(&res);
+    }
+}
+
+Test(cluster, the_debug_build_walks_every_replica_after_every_step)
+{
+    /* -Dinvariants=true (KVSIM_DEBUG) turns the walks on for every replay the CLI runs,
+     * a cluster's included (kv_sim_engine_config); the normal build leaves them off. */
+    kv_sim_options o;
+    kv_sim_options_init(&o);
+    o.replicas = 4;
+    kv_setup setup;
+    memset(&setup, 0, sizeof setup);
+    setup.cap.num_blocks = 100;
+    setup.block_size = 16;
+    kv_engine_config c;
     kv_diag d;
-    int rc_ = kv_cluster_replay(&c, 3, &rc, &trace, "t", "bf16", 0, &h, &res, &d);
-    cr_assert(k.done, "replica 2 reached step 3");
-    cr_assert_eq(rc_, -KV_EINVARIANT);
-    cr_assert(strstr(d.msg, "replica 2: after step 3: pool: "), "diag: %s", d.msg);
-    cr_assert_eq(res.stop, -KV_EINVARIANT);
-    cr_assert_gt(res.unfinished, 0, "the stopped run leaves its requests unfinished");
+    cr_assert_eq(kv_sim_engine_config(&o, &setup, &c, &d), 0, "%s", d.msg);
+#ifdef KVSIM_DEBUG
+    cr_assert(c.check_invariants, "the debug build walks the invariants");
+#else
+    cr_assert_not(c.check_invariants, "the normal build does not");
+#endif
+    cr_assert(c.sched.async_scheduling, "async scheduling is the default");
 }
 
 /* Random clusters under every policy and view with every walk after every step; with
@@ -630,5 +932,58 @@ Test(cluster, every_block_is_hashed_once_whatever_r_and_the_policy)
         cr_assert_eq(res.blocks_hashed, want, "%s: hashed %llu, want %llu", policies[k],
                      (unsigned long long)res.blocks_hashed, (unsigned long long)want);
         kv_run_result_release(&res);
+    }
+}
+
+Test(cluster, private_blocks_are_hashed_by_no_router_and_change_no_choice)
+{
+    /* DESIGN §9 with §10: content-less prompts past a 48-token shared prefix, and tokens
+     * prompts, mixed.  A private block (content-less or generated) is never hashed, by a
+     * replica or by a router: every cluster hashes exactly what one replica hashes (the
+     * shared-kind full blocks: the prefix's and the tokens prompts'), and its outputs equal
+     * the reference mode's (every block hashed), the approx view's LRU included, under
+     * both schedulers. */
+    random_trace(31, 90);
+    for (size_t i = 0; i < trace.n; i += 2) {
+        specs[i].content = KV_CONTENT_NONE;
+        specs[i].tokens = NULL;
+    }
+    uint64_t want = 0;
+    for (size_t i = 0; i < trace.n; i++)
+        want += (specs[i].content == KV_CONTENT_NONE
+                     ? (specs[i].prompt_len < 48 ? specs[i].prompt_len : 48)
+                     : specs[i].prompt_len) /
+                8;
+    static const char *const policies[] = {"prefix", "round-robin", "weighted", "kv-cost"};
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(400, 8, "fixed:0.01", async);
+        cr_assert_eq(kv_replay(&c, &trace, "t", "bf16", 48, NULL, &ref, &d), 0, "%s", d.msg);
+        cr_assert_eq(ref.stats.sched.finished, trace.n);
+        cr_assert_eq(ref.blocks_hashed, want);
+        kv_run_result_release(&ref);
+        for (int k = 0; k < 4; k++) {
+            kv_router_config rc = router(policies[k], 3);
+            rc.view = k % 2 ? KV_ROUTER_EXACT : KV_ROUTER_APPROX;
+            uint32_t R = 2 + (uint32_t)k;
+            c.hash_all_blocks = false;
+            cr_assert_eq(kv_cluster_replay(&c, R, &rc, &trace, "t", "bf16", 48, NULL, &res, &d),
+                         0, "%s", d.msg);
+            cr_assert_eq(res.blocks_hashed, want, "%s: hashed %llu, want %llu", policies[k],
+                         (unsigned long long)res.blocks_hashed, (unsigned long long)want);
+            c.hash_all_blocks = true;
+            cr_assert_eq(kv_cluster_replay(&c, R, &rc, &trace, "t", "bf16", 48, NULL, &ref, &d),
+                         0, "%s", d.msg);
+            cr_assert_gt(ref.blocks_hashed, want, "the reference mode hashes private blocks");
+            cr_assert_eq(memcmp(res.cluster->replica_of, ref.cluster->replica_of,
+                                trace.n * sizeof(uint32_t)),
+                         0, "%s: the same choices", policies[k]);
+            char *a = summary_text(&res), *b = summary_text(&ref);
+            cr_assert_str_eq(a, b, "%s", policies[k]);
+            free(a);
+            free(b);
+            kv_run_result_release(&res);
+            kv_run_result_release(&ref);
+        }
     }
 }

@@ -53,7 +53,7 @@ static kv_route_input input_a(void)
 {
     for (uint32_t j = 0; j < 4; j++)
         chain_a[j] = dg(100 + j);
-    return (kv_route_input){chain_a, 4, 4, KV_ROUTER_NO_SESSION};
+    return (kv_route_input){chain_a, 4, 4, KV_ROUTER_NO_SESSION, 0, 0};
 }
 
 /* The scenario.  Replica 0 caches A0 A1 (overlap 2), replica 1 A0 A1 A2 (overlap 3;
@@ -191,7 +191,7 @@ Test(router, c3_prefix_takes_the_largest_overlap_then_the_least_load)
     /* Equal overlaps: a prompt of B0 only (cached nowhere) → overlap 0 everywhere, the
      * least loaded wins (replica 2, load 1). */
     kv_digest b0 = dg(900);
-    kv_route_input in = {&b0, 1, 1, KV_ROUTER_NO_SESSION};
+    kv_route_input in = {&b0, 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
     r = route(rt, &s, in);
     cr_assert_eq(r.replica, 2);
     cr_assert_eq(r.overlap, 0);
@@ -313,15 +313,23 @@ Test(router, c8_one_draw_per_routed_request_whatever_the_policy)
     scenario_free(&s);
 }
 
-Test(router, c5_approx_view_lru_evicts_the_least_recently_routed)
+/* One replica behind the approx view, its LRU of capacity cap (round-robin: always 0). */
+static kv_router *approx_router(uint32_t cap)
 {
-    /* One replica, capacity 4 blocks, round-robin (always replica 0). */
     kv_router_config c;
     kv_router_config_init(&c);
     c.view = KV_ROUTER_APPROX;
     kv_router *rt;
     kv_diag d;
-    cr_assert_eq(kv_router_create(&rt, &c, 1, 4, 0, &d), 0, "%s", d.msg);
+    cr_assert_eq(kv_router_create(&rt, &c, 1, cap, 0, &d), 0, "%s", d.msg);
+    return rt;
+}
+
+Test(router, c5_approx_view_lru_evicts_the_least_recently_routed)
+{
+    /* One replica, capacity 4 blocks, round-robin (always replica 0). */
+    kv_router *rt = approx_router(4);
+    kv_diag d;
     kv_replica_signals sig = {0, 0, 0, 4};
     kv_route out;
     kv_route_input a = input_a();
@@ -333,23 +341,58 @@ Test(router, c5_approx_view_lru_evicts_the_least_recently_routed)
     /* B0 B1 evicts A0 and A1, the least recently routed: A's overlap falls to 0 although
      * A2 and A3 are still there (the walk stops at the first miss). */
     kv_digest bb[2] = {dg(200), dg(201)};
-    kv_route_input b = {bb, 2, 2, KV_ROUTER_NO_SESSION};
+    kv_route_input b = {bb, 2, 2, KV_ROUTER_NO_SESSION, 0, 0};
     kv_router_route(rt, &b, &sig, NULL, &out);
     cr_assert_eq(kv_router_lru_size(rt, 0), 4, "at capacity");
     cr_assert_eq(kv_router_overlap(rt, 0, &a, NULL), 0);
-    kv_route_input a2 = {&chain_a[2], 1, 1, KV_ROUTER_NO_SESSION};
-    kv_route_input a3 = {&chain_a[3], 1, 1, KV_ROUTER_NO_SESSION};
+    kv_route_input a2 = {&chain_a[2], 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
+    kv_route_input a3 = {&chain_a[3], 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
     cr_assert_eq(kv_router_overlap(rt, 0, &a2, NULL), 1);
     /* Routing A2 alone refreshes it; the next insert evicts A3, not A2. */
     kv_router_route(rt, &a2, &sig, NULL, &out);
     cr_assert_eq(out.overlap, 1);
     kv_digest e0 = dg(300);
-    kv_route_input e = {&e0, 1, 1, KV_ROUTER_NO_SESSION};
+    kv_route_input e = {&e0, 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
     kv_router_route(rt, &e, &sig, NULL, &out);
     cr_assert_eq(kv_router_overlap(rt, 0, &a2, NULL), 1, "refreshed: kept");
     cr_assert_eq(kv_router_overlap(rt, 0, &a3, NULL), 0, "least recent: evicted");
     cr_assert_eq(kv_router_overlap(rt, 0, &b, NULL), 2, "B0 B1 kept");
     cr_assert_eq(kv_router_check(rt, &d), 0, "%s", d.msg);
+    kv_router_destroy(rt);
+}
+
+Test(router, c5_private_blocks_take_approx_slots_but_are_in_no_view)
+{
+    /* DESIGN §9: a prompt's private blocks (content no other request has) are never
+     * hashed.  The approx LRU still spends a slot on each, as llm-d's indexer hashes every
+     * block of a routed prompt, under a key of its own per (request, block); no view ever
+     * holds one, so an overlap stops before them.  One replica, capacity 5. */
+    kv_router *rt = approx_router(5);
+    kv_diag d;
+    kv_replica_signals sig = {0, 0, 0, 5};
+    kv_route out;
+    /* X: A0 A1 then two private blocks; Y: A0 A1 then three private ones. */
+    (void)input_a(); /* fills chain_a */
+    kv_route_input x = {chain_a, 4, 4, KV_ROUTER_NO_SESSION, 2, 10};
+    kv_route_input y = {chain_a, 5, 5, KV_ROUTER_NO_SESSION, 3, 11};
+    kv_router_route(rt, &x, &sig, NULL, &out);
+    cr_assert_eq(kv_router_lru_size(rt, 0), 4, "A0 A1 and X's two private keys");
+    cr_assert_eq(kv_router_overlap(rt, 0, &x, NULL), 2, "the walk stops before the private");
+    cr_assert_eq(kv_router_overlap(rt, 0, &y, NULL), 2);
+    kv_router_route(rt, &y, &sig, NULL, &out);
+    cr_assert_eq(out.overlap, 2);
+    cr_assert_eq(kv_router_lru_size(rt, 0), 5, "at capacity");
+    /* Y's three private keys (and the refresh of A0 A1) pushed out X's two: X's own
+     * keys are distinct from Y's, so a request after both still overlaps A0 A1 only. */
+    kv_route_input z = {chain_a, 3, 3, KV_ROUTER_NO_SESSION, 0, 12};
+    cr_assert_eq(kv_router_overlap(rt, 0, &z, NULL), 2, "A2 was never routed");
+    cr_assert_eq(kv_router_check(rt, &d), 0, "%s", d.msg);
+    /* Capacity 4: Y's five blocks evict A0 first — its private blocks count. */
+    kv_router_destroy(rt);
+    rt = approx_router(4);
+    kv_router_route(rt, &y, &sig, NULL, &out);
+    cr_assert_eq(kv_router_lru_size(rt, 0), 4);
+    cr_assert_eq(kv_router_overlap(rt, 0, &z, NULL), 0, "A0 evicted by Y's private keys");
     kv_router_destroy(rt);
 }
 
@@ -371,7 +414,7 @@ Test(router, c5_approx_lru_survives_many_inserts_and_deletes)
     for (int it = 0; it < 5000; it++) {
         uint32_t k = (uint32_t)kv_rng_below(&rng, 200);
         kv_digest x = dg(k);
-        kv_route_input in = {&x, 1, 1, KV_ROUTER_NO_SESSION};
+        kv_route_input in = {&x, 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
         kv_route out;
         kv_router_route(rt, &in, &sig, NULL, &out);
         size_t at = n;
@@ -394,7 +437,7 @@ Test(router, c5_approx_lru_survives_many_inserts_and_deletes)
     cr_assert_eq(kv_router_lru_size(rt, 0), n);
     for (uint32_t k = 0; k < 200; k++) {
         kv_digest x = dg(k);
-        kv_route_input in = {&x, 1, 1, KV_ROUTER_NO_SESSION};
+        kv_route_input in = {&x, 1, 1, KV_ROUTER_NO_SESSION, 0, 0};
         bool in_model = false;
         for (size_t i = 0; i < n; i++)
             in_model |= model[i] == k;
@@ -428,7 +471,7 @@ Test(router, c4_overlap_equals_kvcache_lookup_on_the_same_pool)
     kv_router *rt;
     kv_diag d;
     cr_assert_eq(kv_router_create(&rt, &cfg, 1, 31, 0, &d), 0, "%s", d.msg);
-    kv_route_input in = {kv_seq_chain(s2, h, 23 / 4), 23 / 4, 22 / 4, KV_ROUTER_NO_SESSION};
+    kv_route_input in = {kv_seq_chain(s2, h, 23 / 4), 23 / 4, 22 / 4, KV_ROUTER_NO_SESSION, 0, 0};
     kv_hits hits;
     kv_cache_lookup(c, s2, 23, &hits);
     cr_assert_eq(hits.n, 3);

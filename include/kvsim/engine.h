@@ -66,7 +66,9 @@ typedef struct kv_engine_config {
     uint32_t replica;      /* index in a cluster (DESIGN §10), echoed in every sample and
                               step view; 0 for a lone replica */
     /* Observers (optional); ctx is passed back. */
-    uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step */
+    uint32_t sample_every; /* on_sample every N steps (≥ 1); metrics see every step.
+                              on_sample sees a step's sample when the step starts
+                              executing, so in time-stamp order (async too) */
     void (*on_sample)(void *ctx, const kv_sample *s);
     void (*on_step_end)(void *ctx, const kv_step_view *view);
     void *ctx;
@@ -120,9 +122,11 @@ void kv_engine_get_stats(const kv_engine *e, kv_engine_stats *out);
 
 /* Read-only views for routers and tools. */
 const kv_pool *kv_engine_pool(const kv_engine *e);
-/* The sample of the last step started (taken after its scheduling pass, before its
- * step-end frees, as every step's is; effective_tokens only on steps handed to on_sample);
- * all zero before the first step.  A cluster sums these across replicas (C8's peaks). */
+/* The sample of the step in flight, or of the last step executed (taken after its
+ * scheduling pass, before its step-end frees, as every step's is; effective_tokens only on
+ * steps handed to on_sample); all zero before the first step.  Async, a step's pass runs
+ * one step early, but its sample becomes the latest only when the step starts executing,
+ * at its time stamp.  A cluster sums these across replicas (C8's peaks). */
 const kv_sample *kv_engine_last_sample(const kv_engine *e);
 uint32_t kv_engine_num_running(const kv_engine *e);
 uint32_t kv_engine_num_waiting(const kv_engine *e);

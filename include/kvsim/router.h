@@ -107,11 +107,17 @@ typedef struct kv_replica_signals {
 
 /* One request as routed. */
 typedef struct kv_route_input {
-    const kv_digest *chain; /* its prompt's full-block digests [0, n_full), or NULL: then
-                               every overlap is 0 (prefix caching off, exact view) */
+    const kv_digest *chain; /* its prompt's full-block digests [0, n_full − n_private), or
+                               NULL: then every overlap is 0 (prefix caching off, exact
+                               view) */
     uint32_t n_full;        /* P = ⌊prompt_len / b⌋ */
     uint32_t max_hit;       /* §5's cap on a hit: ⌊(prompt_len − 1) / b⌋ blocks (≤ P) */
     uint32_t session;       /* KV_ROUTER_NO_SESSION, or a dense id < n_sessions */
+    uint32_t n_private;     /* the last n_private of the P blocks are private (DESIGN §9:
+                               content no other request has), so never hashed: no view can
+                               hold them, but the approx LRU still spends a slot on each,
+                               as llm-d's indexer does, under a key made from `id` */
+    uint64_t id;            /* unique per request (the trace index): private blocks' keys */
 } kv_route_input;
 
 typedef struct kv_route {
@@ -131,8 +137,9 @@ void kv_router_destroy(kv_router *rt); /* NULL ok */
 /* Route one request (C2–C4, C8): signals[0..R), pools[0..R) (read only with the exact
  * view; may be NULL with the approx view).  Draws once from the tie-break stream,
  * advances round-robin, records a new session's replica, and with the approx view inserts
- * or refreshes the prompt's n_full blocks, in prompt order, in the chosen replica's LRU
- * (evicting the least recently routed beyond its capacity).  Can't fail. */
+ * or refreshes the prompt's n_full blocks (the private ones by their keys), in prompt
+ * order, in the chosen replica's LRU (evicting the least recently routed beyond its
+ * capacity).  Can't fail. */
 void kv_router_route(kv_router *rt, const kv_route_input *in, const kv_replica_signals *signals,
                      const kv_pool *const *pools, kv_route *out);
 
