@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kvsim/mem.h"
 #include "kvsim/text.h"
@@ -113,4 +114,11 @@ int cli_parse_size(const char *opt, const char *arg, uint64_t *out)
     if (kv_parse_size(arg, out, &d) != 0)
         return cli_error(CLI_USAGE, "--%s: %s", opt, d.msg);
     return 0;
+}
+
+double cli_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

@@ -37,6 +37,8 @@ int cli_diag(int code, const kv_diag *diag);
  * "kvsim: error: cannot write to standard output: <reason>" (a full disk, /dev/full, a
  * closed pipe).  Commands call it after their output; main once more at the end. */
 int cli_flush_stdout(void);
+/* Seconds on the monotonic clock (for wall times and progress pacing). */
+double cli_wall_now(void);
 /* The exit code for a library error in option resolution: -KV_EINVAL is a usage error
  * (2), anything else a runtime error (1). */
 int cli_code(int err);

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -116,18 +115,11 @@ typedef struct progress {
     double last;
 } progress;
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void show_progress(void *ctx, const kv_plot_progress *p)
 {
     progress *pg = ctx;
     bool edge = p->done == 0 || p->done >= p->total;
-    double now = wall_now();
+    double now = cli_wall_now();
     if (!pg->on || (pg->tty ? !edge && now - pg->last < 0.2 : p->stage == KV_PLOT_READING && !edge))
         return;
     pg->last = now;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -65,17 +64,10 @@ typedef struct progress {
     double last;
 } progress;
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_progress(void *ctx, const kv_progress *pg)
 {
     progress *p = ctx;
-    double t = wall_now();
+    double t = cli_wall_now();
     if (!p->on || t - p->last < 0.2)
         return;
     p->last = t;
@@ -123,7 +115,7 @@ static int report(const run_cmd *r, run_out *o, double t0)
     int rc = CLI_OK;
     if (o->obs.out) {
         json_t *perf =
-            kv_json_stamped(kv_report_perf_json(wall_now() - t0, &o->res), cli_command_line());
+            kv_json_stamped(kv_report_perf_json(cli_wall_now() - t0, &o->res), cli_command_line());
         if (kv_out_commit(o->obs.out, o->sj, perf, &o->res, &d) != 0)
             rc = cli_diag(CLI_RUNTIME, &d);
         json_decref(perf);
@@ -149,7 +141,7 @@ static int report(const run_cmd *r, run_out *o, double t0)
 /* Load, replay (streaming timeseries rows into DIR), report, plot. */
 static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_path)
 {
-    double t0 = wall_now();
+    double t0 = cli_wall_now();
     kv_trace *trace = NULL;
     kv_diag d;
     run_out o;

@@ -48,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -332,13 +331,6 @@ static void write_jobs(const sweep *s, FILE *f)
     kv_buf_release(&line);
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct progress {
     bool on;
 } progress;
@@ -379,12 +371,12 @@ static int run_all(sweep *s)
     kv_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
     for (size_t i = 0; i < s->n_cfg; i++)
         jobs[i].argv = s->cfg[i].argv;
-    double t0 = wall_now();
+    double t0 = cli_wall_now();
     progress pg = {!s->quiet && isatty(2)};
     kv_proc_run(jobs, s->n_cfg, s->jobs, show_progress, &pg);
     if (pg.on)
         fputs("\r\033[K", stderr);
-    double wall = wall_now() - t0;
+    double wall = cli_wall_now() - t0;
 
     kv_sweep_row *rows = kv_xcalloc(s->n_cfg, sizeof *rows);
     char(*where)[sizeof(kv_diag) + 32] = kv_xcalloc(s->n_cfg, sizeof *where);
