@@ -166,94 +166,71 @@ void kv_lendist_constant(kv_lendist *d, uint32_t v)
     finish_model(d);
 }
 
-int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
+/* A percentile knot key=v into d, kept sorted by percentile. */
+static int add_knot(kv_lendist *d, const char *key, const char *ks, double v, kv_diag *diag)
 {
-    memset(d, 0, sizeof *d);
-    kv_kvlist list;
-    kv_kvlist_init(&list, spec, KV_KVLIST_PAIRS | KV_KVLIST_TRIM | KV_KVLIST_SKIP_EMPTY, keys_hint);
-    int rc = 0;
-    double min_v = 0, max_v = 0;
-    bool any = false;
-    kv_kvitem item;
-    while (rc == 0 && (rc = kv_kvlist_next(&list, &item, diag)) == 1) {
-        rc = 0;
-        any = true;
-        const char *key = item.key, *val = item.value;
-        char kb[KV_SHOWN_MAX], vb[KV_SHOWN_MAX]; /* as messages quote them */
-        const char *ks = kv_shown(key, kb), *vs = kv_shown(val, vb);
-        double v;
-        if (!parse_number(val, &v)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", ks, vs);
-            break;
-        }
-        if (v < 1.0) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", ks,
-                             vs);
-            break;
-        }
-        if (v > (double)KV_TRACE_MAX_LEN) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", ks,
-                             KV_TRACE_MAX_LEN, vs);
-            break;
-        }
-        if (strcmp(key, "min") == 0 || strcmp(key, "max") == 0) {
-            bool is_min = key[1] == 'i';
-            if (v != floor(v)) {
-                rc = kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", ks, vs);
-                break;
-            }
-            if (is_min ? d->has_min : d->has_max) {
-                rc = kv_diag_set(diag, -KV_EINVAL, "'%s' is given twice", key);
-                break;
-            }
-            if (is_min) {
-                d->has_min = true;
-                min_v = v;
-            } else {
-                d->has_max = true;
-                max_v = v;
-            }
-            continue;
-        }
-        double pct;
-        if (!percentile_key(key, &pct)) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", ks, keys_hint);
-            break;
-        }
-        if (strlen(key) >= sizeof d->key[0]) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", ks);
-            break;
-        }
-        double q = pct / 100.0;
-        uint32_t pos = 0;
-        while (pos < d->n_knots && d->q[pos] < q)
-            pos++;
-        if (pos < d->n_knots && d->q[pos] == q) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "'%s' repeats the percentile of '%s'", key,
-                             d->key[pos]);
-            break;
-        }
-        if (d->n_knots == KV_LEN_MAX_KNOTS) {
-            rc = kv_diag_set(diag, -KV_EINVAL, "at most %d percentiles", KV_LEN_MAX_KNOTS);
-            break;
-        }
-        /* Insert sorted by percentile. */
-        for (uint32_t i = d->n_knots; i > pos; i--) {
-            d->q[i] = d->q[i - 1];
-            d->value[i] = d->value[i - 1];
-            memcpy(d->key[i], d->key[i - 1], sizeof d->key[i]);
-        }
-        d->q[pos] = q;
-        d->value[pos] = v;
-        snprintf(d->key[pos], sizeof d->key[pos], "%s", key);
-        d->n_knots++;
+    double pct;
+    if (!percentile_key(key, &pct))
+        return kv_diag_set(diag, -KV_EINVAL, "unknown key '%s' (%s)", ks, keys_hint);
+    if (strlen(key) >= sizeof d->key[0])
+        return kv_diag_set(diag, -KV_EINVAL, "key '%s' is too long", ks);
+    double q = pct / 100.0;
+    uint32_t pos = 0;
+    while (pos < d->n_knots && d->q[pos] < q)
+        pos++;
+    if (pos < d->n_knots && d->q[pos] == q)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' repeats the percentile of '%s'", key,
+                           d->key[pos]);
+    if (d->n_knots == KV_LEN_MAX_KNOTS)
+        return kv_diag_set(diag, -KV_EINVAL, "at most %d percentiles", KV_LEN_MAX_KNOTS);
+    for (uint32_t i = d->n_knots; i > pos; i--) {
+        d->q[i] = d->q[i - 1];
+        d->value[i] = d->value[i - 1];
+        memcpy(d->key[i], d->key[i - 1], sizeof d->key[i]);
     }
-    kv_kvlist_release(&list);
-    if (rc != 0)
-        return rc;
-    if (!any)
-        return kv_diag_set(diag, -KV_EINVAL,
-                           "empty length spec (expected e.g. p50=1000,p95=4000,p99=8000)");
+    d->q[pos] = q;
+    d->value[pos] = v;
+    snprintf(d->key[pos], sizeof d->key[pos], "%s", key);
+    d->n_knots++;
+    return 0;
+}
+
+/* One KEY=VALUE item: a bound (min, max into *min_v, *max_v) or a percentile knot. */
+static int parse_item(kv_lendist *d, const kv_kvitem *item, double *min_v, double *max_v,
+                      kv_diag *diag)
+{
+    const char *key = item->key, *val = item->value;
+    char kb[KV_SHOWN_MAX], vb[KV_SHOWN_MAX]; /* as messages quote them */
+    const char *ks = kv_shown(key, kb), *vs = kv_shown(val, vb);
+    double v;
+    if (!parse_number(val, &v))
+        return kv_diag_set(diag, -KV_EINVAL, "'%s': '%s' is not a number", ks, vs);
+    if (v < 1.0)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a length of at least 1 (got %s)", ks,
+                           vs);
+    if (v > (double)KV_TRACE_MAX_LEN)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' must be at most %u (got %s)", ks,
+                           KV_TRACE_MAX_LEN, vs);
+    if (strcmp(key, "min") != 0 && strcmp(key, "max") != 0)
+        return add_knot(d, key, ks, v, diag);
+    bool is_min = key[1] == 'i';
+    if (v != floor(v))
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a whole number (got %s)", ks, vs);
+    if (is_min ? d->has_min : d->has_max)
+        return kv_diag_set(diag, -KV_EINVAL, "'%s' is given twice", key);
+    if (is_min) {
+        d->has_min = true;
+        *min_v = v;
+    } else {
+        d->has_max = true;
+        *max_v = v;
+    }
+    return 0;
+}
+
+/* The whole spec's rules: p50 given, percentiles non-decreasing, bounds around them. */
+static int check_spec(const kv_lendist *d, double min_v, double max_v, kv_diag *diag)
+{
     bool has_p50 = false;
     for (uint32_t i = 0; i < d->n_knots; i++)
         has_p50 |= d->q[i] == 0.5;
@@ -272,6 +249,31 @@ int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
     if (d->has_max && max_v < d->value[top])
         return kv_diag_set(diag, -KV_EINVAL, "'max' (%g) must not be below '%s' (%g)", max_v,
                            d->key[top], d->value[top]);
+    return 0;
+}
+
+int kv_lendist_parse(kv_lendist *d, const char *spec, kv_diag *diag)
+{
+    memset(d, 0, sizeof *d);
+    kv_kvlist list;
+    kv_kvlist_init(&list, spec, KV_KVLIST_PAIRS | KV_KVLIST_TRIM | KV_KVLIST_SKIP_EMPTY, keys_hint);
+    int rc = 0;
+    double min_v = 0, max_v = 0;
+    bool any = false;
+    kv_kvitem item;
+    while (rc == 0 && (rc = kv_kvlist_next(&list, &item, diag)) == 1) {
+        any = true;
+        rc = parse_item(d, &item, &min_v, &max_v, diag);
+    }
+    kv_kvlist_release(&list);
+    if (rc != 0)
+        return rc;
+    if (!any)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "empty length spec (expected e.g. p50=1000,p95=4000,p99=8000)");
+    rc = check_spec(d, min_v, max_v, diag);
+    if (rc != 0)
+        return rc;
     d->lo = d->has_min ? (uint32_t)min_v : 1;
     d->hi = d->has_max ? (uint32_t)max_v : KV_TRACE_MAX_LEN;
     finish_model(d);
