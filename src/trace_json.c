@@ -220,7 +220,14 @@ static int kvsim_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q
                             "'priority' must be a 32-bit integer, got %" JSON_INTEGER_FORMAT, p);
         q->priority = (int32_t)p;
     }
-    return get_name(r, line, o, "session", &q->session);
+    if ((rc = get_name(r, line, o, "session", &q->session)) < 0 ||
+        (rc = get_name(r, line, o, "client", &q->client)) < 0)
+        return rc;
+    if (!optional(o, "think"))
+        return 0;
+    if (!q->client)
+        return kv__fail(r, -KV_EPARSE, line, "'think' needs a 'client' (a closed-loop row)");
+    return get_time(r, line, o, "think", "seconds", 1e9, false, &q->think_ns);
 }
 
 static int mooncake_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q)
