@@ -900,7 +900,7 @@ ParameterizedTestParameters(gen_cli, errors)
           "--requests", "10", "--out", "@OUT"},
          2,
          "--prompt: 'max' (4000) must not be below 'p99' (8000)"},
-        {{GOOD_LENGTHS, "--requests", "10", "--out", "@OUT"}, 2, "kvsim gen needs --rate R"},
+        {{GOOD_LENGTHS, "--requests", "10", "--out", "@OUT"}, 2, "--rate R is required"},
         {{"--output", "p50=200", "--rate", "1", "--requests", "10", "--out", "@OUT"},
          2,
          "kvsim gen needs --prompt SPEC"},
