@@ -65,6 +65,7 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     if (rc != 0)
         return rc;
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
+    c->timing.overlap_host = o->sched.async_scheduling;
     rc = kv_frontend_parse(o->frontend ? o->frontend : "none", &c->frontend, diag);
     if (rc != 0)
         return rc;
