@@ -1,12 +1,15 @@
 /* sim: the replay driver and the options every replay is configured from (sim.h).
  *
- * The driver walks the trace's arrivals with a cursor (the trace is sorted by arrival,
- * ties in file order) and asks the engine for its next event; of the two, the earlier
- * happens first, and at equal times a step end comes before an arrival and an arrival
- * before a step start (DESIGN §6.5: a step starting at t sees every arrival ≤ t; C1 for a
- * cluster).  A request gets its cache state (kv_req_attach) just before it arrives.
+ * The driver asks the arrival path (arrivals.h: sends, the serving front end,
+ * closed-loop clients; with neither, the trace's rows in order at their arrival times) and
+ * the engine for their next events; of the two, the earlier happens first, and at equal
+ * times a step end comes before an arrival and an arrival before a step start (DESIGN
+ * §6.5: a step starting at t sees every arrival ≤ t; C1 for a cluster).  After each event
+ * the clients whose request ended send their next one.  A request gets its cache state
+ * (kv_req_attach) just before it arrives.
  *
- * Memory: the request array (one kv_req per trace row) and the engine; no event heap.
+ * Memory: the request array (one kv_req per trace row), the arrival path and the engine;
+ * no event heap.
  */
 #include "kvsim/sim.h"
 

@@ -26,7 +26,7 @@
  * doubles and converted with llround(t · 1e9).
  *
  * Cost: one pass, fields copied into one reused buffer; no per-row allocation besides the
- * arena copies of id/adapter/salt/session strings.
+ * arena copies of id/adapter/salt/session/client strings.
  */
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,8 @@
  * token ids, hash ids and priority must be JSON integers (2.0 and "8" are ill-typed);
  * times may be any JSON number.  Checks run in a fixed order, so the first problem of a row
  * is the one reported: kvsim JSONL arrival, prompt_len, output_len, id, tokens, hash_ids,
- * adapter, salt, priority, session (a string, like adapter and salt); Mooncake timestamp, input_length, output_length, hash_ids.  An
+ * adapter, salt, priority, session and client (strings, like adapter and salt), think
+ * (seconds, with a client); Mooncake timestamp, input_length, output_length, hash_ids.  An
  * array's length is checked before its elements.
  *
  * Cost: one json_loadb and one json_decref per row (jansson allocates a node per value,
