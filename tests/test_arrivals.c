@@ -170,6 +170,18 @@ Test(arrivals, a_rejected_request_is_a_reply)
     expect(1, 5 * MS, 7 * MS, 20 * MS, 20 * MS);
 }
 
+Test(arrivals, a_closed_loop_row_is_never_sent_before_its_arrival)
+{
+    /* x's second row may not go before 1 s (as vllm bench serve's --request-rate with
+     * --max-concurrency): the reply at 10 ms does not bring it forward. */
+    add_req(0, 0, 16, 1, "x", 0);
+    add_req(1, 1000 * MS, 16, 1, "x", 2 * MS);
+    set_trace(2);
+    replay("none");
+    expect(0, 0, 0, 10 * MS, 10 * MS);
+    expect(1, 1000 * MS, 1000 * MS, 1010 * MS, 1010 * MS);
+}
+
 /* A seeded closed-loop workload: 6 clients, 48 rows, random lengths and think times. */
 static void random_clients(uint64_t seed)
 {
