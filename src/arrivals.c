@@ -50,8 +50,8 @@ static int frontend_key(const char *key, size_t klen, const char *val, kv_fronte
     double v;
     if (kv_parse_number(val, strlen(val), &v) != 0 || !isfinite(v) || v < 0)
         return kv_diag_set(diag, -KV_EINVAL,
-                           "{frontend}: '%.*s' must be a non-negative number, got '%s'",
-                           (int)klen, key, val);
+                           "{frontend}: '%.*s' must be a non-negative number, got '%s'", (int)klen,
+                           key, val);
     if (klen == 4 && memcmp(key, "rate", 4) == 0) {
         f->rate = v;
         return 0;
@@ -61,8 +61,8 @@ static int frontend_key(const char *key, size_t klen, const char *val, kv_fronte
         return kv_diag_set(diag, -KV_EINVAL, "{frontend}: unknown key '%.*s' (in, out, rate)",
                            (int)klen, key);
     if (v > 1e9) /* ms: about 11 days */
-        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: '%.*s' must be at most 1e9 ms",
-                           (int)klen, key);
+        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: '%.*s' must be at most 1e9 ms", (int)klen,
+                           key);
     *(in ? &f->in_ns : &f->out_ns) = llround(v * 1e6);
     return 0;
 }
@@ -78,8 +78,8 @@ int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag)
         f = vllm_preset;
     else if (!(base == 4 && memcmp(spec, "none", 4) == 0))
         return kv_diag_set(diag, -KV_EINVAL,
-                           "{frontend}: '%.*s' is not none, vllm or in=MS,out=MS,rate=R",
-                           (int)base, spec);
+                           "{frontend}: '%.*s' is not none, vllm or in=MS,out=MS,rate=R", (int)base,
+                           spec);
     while (p) {
         char item[128];
         size_t n = strcspn(p, ",");
@@ -124,8 +124,8 @@ struct kv_arrivals {
     int64_t gap_ns;     /* 1/rate in ns; 0 = unlimited */
     int64_t last_start; /* the API server's last admission start, valid when started */
     bool started;
-    size_t cursor;    /* next open-loop row to send */
-    pending *fifo;    /* sent, not yet arrived: [head, tail) */
+    size_t cursor; /* next open-loop row to send */
+    pending *fifo; /* sent, not yet arrived: [head, tail) */
     size_t head, tail, cap;
     uint64_t arrived;
     /* closed loop (NULL / 0 without clients) */

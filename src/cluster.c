@@ -4,8 +4,9 @@
  * event (a step start or the end of the step in flight); the arrival path (arrivals.h:
  * sends, the front end, closed-loop clients) is asked for its next event, keyed as an
  * arrival, before each pop.  Keys are (time, kind, replica, seq) with kinds ordered step
- * end < arrival < step start, replica the engine's index (0 for arrivals) and seq 0.  So at equal times every step
- * end comes first, in replica order, then the arrivals in trace order, then the step
+ * end < arrival < step start, replica the engine's index (0 for arrivals) and seq 0.  So
+ * at equal times every step end comes first, in replica order, then the arrivals in the
+ * arrival path's order (trace order without a front end or clients), then the step
  * starts in replica order: a step starting at t sees every arrival ≤ t, and a routing at
  * t sees every step end ≤ t (C2).  An entry changes only when it is popped (the engine
  * advances and its next event is pushed) or when an arrival wakes an idle replica (its

@@ -140,8 +140,8 @@ Test(arrivals, closed_loop_sends_each_row_after_the_previous_reply)
     replay("none");
     expect(0, 0, 0, 10 * MS, 30 * MS);
     expect(1, 0, 0, 10 * MS, 10 * MS);
-    expect(3, 10 * MS, 10 * MS, 20 * MS, 20 * MS);  /* b answered at 10 ms: d sent then */
-    expect(2, 35 * MS, 35 * MS, 45 * MS, 55 * MS);  /* a answered at 30, + 5 ms thought */
+    expect(3, 10 * MS, 10 * MS, 20 * MS, 20 * MS);     /* b answered at 10 ms: d sent then */
+    expect(2, 35 * MS, 35 * MS, 45 * MS, 55 * MS);     /* a answered at 30, + 5 ms thought */
     expect(4, 500 * MS, 500 * MS, 510 * MS, 510 * MS); /* open loop: its arrival */
 }
 
@@ -276,9 +276,12 @@ static char *run_to(const char *dir, const char *name, const char *frontend)
 {
     char *out = malloc(strlen(dir) + strlen(name) + 2);
     sprintf(out, "%s/%s", dir, name);
-    const char *args[] = {"run", src_path("traces/tiny_shared.jsonl"), "--num-blocks", "64",
-                          "--block-size", "16", "--out", out, "--quiet",
-                          frontend ? "--frontend" : NULL, frontend, NULL};
+    const char *args[] = {"run",          src_path("traces/tiny_shared.jsonl"),
+                          "--num-blocks", "64",
+                          "--block-size", "16",
+                          "--out",        out,
+                          "--quiet",      frontend ? "--frontend" : NULL,
+                          frontend,       NULL};
     run_result r = run_kvsimv(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_result_free(&r);
@@ -325,10 +328,10 @@ Test(arrivals, frontend_none_leaves_every_output_byte_identical)
     char *s = file_of(c, "summary.json");
     cr_assert(strstr(s, "\"frontend\": \"in=5,out=5,rate=0\""), "%s", s);
     free(s);
-    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--frontend", "vllm:in=x",
-                             "--out", dir, NULL);
-    assert_error_line(&r, 2, "kvsim: error: ",
-                      "--frontend: 'in' must be a non-negative number, got 'x'");
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--frontend", "vllm:in=x", "--out",
+                             dir, NULL);
+    assert_error_line(&r, 2,
+                      "kvsim: error: ", "--frontend: 'in' must be a non-negative number, got 'x'");
     run_result_free(&r);
     rm_rf(dir);
     free(a), free(b), free(c), free(dir);

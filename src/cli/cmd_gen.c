@@ -58,7 +58,8 @@ static const cli_opt length_opts[] = {
 
 static const cli_opt arrival_opts[] = {
     {"rate", 0, "R", CLI_ID(OPT_RATE),
-     "requests per second (up to 1e6; required unless\n--concurrency: then the earliest send times)"},
+     "requests per second (up to 1e6; required unless\n"
+     "--concurrency: then the earliest send times)"},
     {"concurrency", 0, "N", CLI_ID(OPT_CONCURRENCY),
      "N closed-loop clients (vllm bench serve --max-concurrency):\n"
      "row i is client i mod N's ('client' c<k>), sent when the\n"
