@@ -1,15 +1,16 @@
 /* cluster: the multi-replica replay driver (include/kvsim/cluster.h, DESIGN §10).
  *
  * The event heap (C1).  Every replica that is not idle has exactly one entry, its next
- * event (a step start or the end of the step in flight); the trace contributes one entry,
- * its next arrival.  Keys are (time, kind, replica, seq) with kinds ordered step end <
- * arrival < step start, replica the engine's index (0 for arrivals) and seq the trace
- * index (0 for engine events, which are unique per replica).  So at equal times every step
- * end comes first, in replica order, then the arrivals in trace order, then the step
+ * event (a step start or the end of the step in flight); the arrival path (arrivals.h:
+ * sends, the front end, closed-loop clients) is asked for its next event, keyed as an
+ * arrival, before each pop.  Keys are (time, kind, replica, seq) with kinds ordered step
+ * end < arrival < step start, replica the engine's index (0 for arrivals) and seq 0.  So
+ * at equal times every step end comes first, in replica order, then the arrivals in the
+ * arrival path's order (trace order without a front end or clients), then the step
  * starts in replica order: a step starting at t sees every arrival ≤ t, and a routing at
  * t sees every step end ≤ t (C2).  An entry changes only when it is popped (the engine
  * advances and its next event is pushed) or when an arrival wakes an idle replica (its
- * step start is pushed); there are no stale entries.  The heap holds at most R + 1.
+ * step start is pushed); there are no stale entries.  The heap holds at most R.
  *
  * Routing (C2–C6).  A request gets its cache state (kv_req_attach) and, when the router
  * may look at prefixes (prefix caching on, or the approx view), its prompt's full-block
@@ -109,7 +110,7 @@ typedef struct driver {
     uint32_t shared_prefix;
     const kv_sim_hooks *hooks;
     heap heap;
-    size_t next_arrival;
+    kv_arrivals *arr; /* the arrival path */
     uint64_t steps; /* step starts over all replicas, for progress */
     bool chain;     /* routing reads prompt chains */
     uint32_t *session_of; /* per request: dense session id (--router session), or NULL */
@@ -156,7 +157,7 @@ static void progress(const driver *d, int64_t now)
         kv_engine_get_stats(d->eng[r], &st);
         finished += st.sched.finished;
     }
-    kv_progress p = {now, d->next_arrival, finished, d->trace->n};
+    kv_progress p = {now, kv_arrivals_num_arrived(d->arr), finished, d->trace->n};
     d->hooks->on_progress(d->hooks->ctx, &p);
 }
 
@@ -167,13 +168,6 @@ static void push_engine(driver *d, uint32_t r)
     if (ev != KV_ENGINE_IDLE)
         heap_push(&d->heap,
                   (event){at, ev == KV_ENGINE_STEP_END ? EV_STEP_END : EV_STEP_START, r, 0});
-}
-
-static void push_arrival(driver *d)
-{
-    if (d->next_arrival < d->trace->n)
-        heap_push(&d->heap, (event){d->trace->reqs[d->next_arrival].arrival_ns, EV_ARRIVAL, 0,
-                                    d->next_arrival});
 }
 
 /* The router's decision for request i (R ≥ 2), recorded for C6.  Only the prompt's
@@ -199,20 +193,20 @@ static uint32_t route(driver *d, size_t i, kv_req *r, const kv_content *c)
     return out.replica;
 }
 
-static int arrive(driver *d, int64_t now, kv_diag *diag)
+static int arrive(driver *d, size_t i, int64_t now, kv_diag *diag)
 {
-    size_t i = d->next_arrival++;
     kv_req *r = &d->res->reqs[i];
     kv_content c;
     kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
     kv_req_attach(r, &c);
     uint32_t to = d->R > 1 ? route(d, i, r, &c) : 0;
+    if (now > d->res->last_arrival_ns)
+        d->res->last_arrival_ns = now;
     int64_t at;
     bool idle = kv_engine_next(d->eng[to], &at) == KV_ENGINE_IDLE;
     kv_engine_arrive(d->eng[to], r, now);
     if (idle)
         push_engine(d, to);
-    push_arrival(d);
     if (d->cfg->check_invariants && d->router) {
         kv_diag dg;
         if (kv_router_check(d->router, &dg) != 0)
@@ -239,17 +233,23 @@ static void note_sample(driver *d, uint32_t r)
 static int loop(driver *d, kv_diag *diag)
 {
     const uint64_t progress_every = 4096;
-    push_arrival(d);
-    while (d->heap.n > 0) {
+    for (;;) {
+        event arr = {0, EV_ARRIVAL, 0, 0};
+        bool more = kv_arrivals_next(d->arr, &arr.t);
+        if (!more && d->heap.n == 0)
+            break;
+        bool arrival = more && (d->heap.n == 0 || before(&arr, &d->heap.e[0]));
         if (d->refresh_ns > 0)
-            sample_before(d, &d->heap.e[0]);
-        event ev = heap_pop(&d->heap);
-        if (ev.kind == EV_ARRIVAL) {
-            int rc = arrive(d, ev.t, diag);
+            sample_before(d, arrival ? &arr : &d->heap.e[0]);
+        if (arrival) {
+            size_t i;
+            int rc = kv_arrivals_pop(d->arr, &i) ? arrive(d, i, arr.t, diag) : 0;
             if (rc != 0)
                 return rc;
+            kv_arrivals_settle(d->arr, arr.t);
             continue;
         }
+        event ev = heap_pop(&d->heap);
         kv_engine *e = d->eng[ev.replica];
         kv_diag dg;
         int rc = kv_engine_advance(e, &dg);
@@ -260,6 +260,7 @@ static int loop(driver *d, kv_diag *diag)
         if (rc != 0)
             return d->R > 1 ? kv_diag_set(diag, rc, "replica %u: %s", ev.replica, dg.msg)
                             : kv_diag_set(diag, rc, "%s", dg.msg);
+        kv_arrivals_settle(d->arr, ev.t);
         int64_t at;
         if (ev.kind == EV_STEP_START && kv_engine_next(e, &at) == KV_ENGINE_STEP_END) {
             if (d->cl)
@@ -277,10 +278,11 @@ static void stop_run(driver *d)
 {
     for (uint32_t r = 0; r < d->R; r++)
         d->res->unfinished += kv_engine_abandon(d->eng[r]);
-    for (size_t i = d->next_arrival; i < d->res->n; i++) {
-        kv_req_abandon(&d->res->reqs[i]);
-        d->res->unfinished++;
-    }
+    for (size_t i = 0; i < d->res->n; i++)
+        if (d->res->reqs[i].status == KV_REQ_PENDING) { /* not arrived */
+            kv_req_abandon(&d->res->reqs[i]);
+            d->res->unfinished++;
+        }
 }
 
 static void add_counters(kv_sched_counters *to, const kv_sched_counters *c)
@@ -408,6 +410,7 @@ static void release_driver(driver *d)
     free(d->pools);
     free(d->cur_phys);
     free(d->cur_log);
+    kv_arrivals_destroy(d->arr);
 }
 
 /* Everything before the first event: checks, the engines, the router.  0 or an error
@@ -438,6 +441,11 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
     kv_engine_config ec = *cfg;
     ec.reqs = res->reqs;
     ec.n_reqs = res->n;
+    d->arr = kv_arrivals_create(trace, res->reqs, &cfg->frontend);
+    if (kv_arrivals_closed_loop(d->arr)) {
+        ec.sched.on_end = kv_arrivals_ended;
+        ec.sched.end_ctx = d->arr;
+    }
     if (d->hooks) {
         ec.sample_every = d->hooks->sample_every ? d->hooks->sample_every : 1;
         ec.on_sample = d->hooks->on_sample;
@@ -450,7 +458,7 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
         if ((rc = kv_engine_create(&d->eng[r], &ec, d->hasher, diag)) != 0)
             return rc;
     }
-    d->heap.e = kv_xmalloc(((size_t)d->R + 1) * sizeof *d->heap.e);
+    d->heap.e = kv_xmalloc((size_t)d->R * sizeof *d->heap.e);
     for (size_t i = 0; i < trace->n; i++) {
         kv_req_init(&res->reqs[i], &trace->reqs[i]);
         if (trace->reqs[i].arrival_ns > res->last_arrival_ns)
@@ -511,6 +519,7 @@ int kv_cluster_replay(const kv_engine_config *cfg, uint32_t replicas,
     if (rc != 0)
         stop_run(&d);
     res->stop = rc;
+    res->sent_specs = kv_arrivals_finish(d.arr, res->reqs, res->n);
     collect(&d);
     for (int k = KV_REJECT_CAPACITY; k <= KV_REJECT_BATCH; k++)
         res->rejected += res->stats.sched.rejected[k];

@@ -82,7 +82,7 @@ void kv_gen_config_init(kv_gen_config *c)
     c->burstiness = 1.0;
     c->zipf = 0.0;
     c->turns = 4.0;
-    c->think_time_s = 30.0;
+    c->think_time_s = NAN; /* sessions: 30 s; concurrency: 0 */
     c->trace_block_size = KV_GEN_DEFAULT_TB;
 }
 
@@ -92,9 +92,24 @@ int kv_gen_validate(const kv_gen_config *c, kv_diag *diag)
         return kv_diag_set(diag, -KV_EINVAL, "{prompt} is required (e.g. p50=1000,p99=8000)");
     if (c->output.n_knots == 0)
         return kv_diag_set(diag, -KV_EINVAL, "{output} is required (e.g. p50=200,p99=1000)");
-    if (!(c->rate > 0.0 && c->rate <= KV_GEN_MAX_RATE))
+    if (c->rate == 0.0 && c->concurrency == 0)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{rate} R is required (requests per second), unless {concurrency} N "
+                           "clients send the requests");
+    if (!(c->rate >= 0.0 && c->rate <= KV_GEN_MAX_RATE))
         return kv_diag_set(diag, -KV_EINVAL, "{rate} must be above 0 and at most %g requests/s",
                            KV_GEN_MAX_RATE);
+    if (c->concurrency > KV_GEN_MAX_CONCURRENCY)
+        return kv_diag_set(diag, -KV_EINVAL, "{concurrency} must be at most %u",
+                           KV_GEN_MAX_CONCURRENCY);
+    if (c->concurrency > 0 && c->sessions)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{concurrency} and {sessions} cannot be combined (a client sends "
+                           "single requests)");
+    if (c->concurrency > 0 && c->rate == 0.0 && c->duration_s > 0.0)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{concurrency} without {rate} needs {requests} N: closed-loop send "
+                           "times are decided by the replay, not by a duration");
     if (!(c->burstiness >= 0.0 && c->burstiness <= KV_GEN_MAX_BURSTINESS))
         return kv_diag_set(diag, -KV_EINVAL, "{burstiness} must be between 0 and %g",
                            KV_GEN_MAX_BURSTINESS);
@@ -130,7 +145,10 @@ int kv_gen_validate(const kv_gen_config *c, kv_diag *diag)
         return kv_diag_set(diag, -KV_EINVAL, "{zipf} must be between 0 and 10");
     if (!(c->turns >= 1.0 && c->turns <= KV_GEN_MAX_TURNS))
         return kv_diag_set(diag, -KV_EINVAL, "{turns} must be between 1 and %g", KV_GEN_MAX_TURNS);
-    if (!(c->think_time_s >= 0.0 && c->think_time_s <= KV_GEN_MAX_THINK_TIME))
+    if (!isnan(c->think_time_s) && !c->sessions && c->concurrency == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "{think_time} needs {sessions} or {concurrency}");
+    if (!isnan(c->think_time_s) &&
+        !(c->think_time_s >= 0.0 && c->think_time_s <= KV_GEN_MAX_THINK_TIME))
         return kv_diag_set(diag, -KV_EINVAL, "{think_time} must be between 0 and %g s",
                            KV_GEN_MAX_THINK_TIME);
     if (c->message.n_knots > 0 && !c->sessions)
@@ -212,6 +230,7 @@ typedef struct row {
     uint32_t turn;     /* sessions: 1-based */
     uint32_t adapter;  /* 0 = none, else 1..K */
     uint32_t priority; /* meaningful when config priorities > 0 */
+    int64_t think_ns;  /* concurrency: think time before this row (0 for a client's first) */
     bool capped;       /* turn 1 rows: the conversation was cut by the context cap */
 } row;
 
@@ -245,6 +264,12 @@ static int advance_clock(gen *g, int64_t *t, double gap_s)
                            (long long)(CLOCK_LIMIT_NS / 1000000000));
     *t += (int64_t)ns;
     return 0;
+}
+
+/* The mean think time in effect: the option, or the mode's default. */
+static double think_mean(const kv_gen_config *c)
+{
+    return !isnan(c->think_time_s) ? c->think_time_s : c->sessions ? 30.0 : 0.0;
 }
 
 /* The next gap of the arrival process, in seconds. */
@@ -360,6 +385,15 @@ static int write_row(gen *g, const row *r, FILE *out)
         lb_str(l, ",\"priority\":");
         lb_u64(l, r->priority);
     }
+    if (c->concurrency > 0) { /* the closed-loop client, and its think time before this row */
+        lb_str(l, ",\"client\":\"c");
+        lb_u64w(l, r->seq % c->concurrency, 6);
+        lb_str(l, "\"");
+        if (r->think_ns > 0) {
+            lb_str(l, ",\"think\":");
+            lb_seconds(l, r->think_ns);
+        }
+    }
     if (c->sessions) { /* the conversation, for `kvsim run --router session` */
         lb_str(l, ",\"session\":\"s");
         lb_u64w(l, r->conv, 6);
@@ -378,8 +412,9 @@ static int run_single(gen *g, FILE *out, kv_gen_stats *st)
     const kv_gen_config *c = g->c;
     int64_t end_ns = c->requests ? 0 : (int64_t)floor(c->duration_s * 1e9 + 0.5);
     int64_t t = 0;
+    double think_s = think_mean(c);
     for (uint64_t i = 0;; i++) {
-        int rc = advance_clock(g, &t, arrival_gap(g));
+        int rc = c->rate > 0 ? advance_clock(g, &t, arrival_gap(g)) : 0;
         if (rc)
             return rc;
         if (c->requests ? i == c->requests : t >= end_ns)
@@ -397,6 +432,9 @@ static int run_single(gen *g, FILE *out, kv_gen_stats *st)
         draw_identity(g, &id);
         r.adapter = id.adapter;
         r.priority = id.priority;
+        if (c->concurrency > 0 && i >= c->concurrency && think_s > 0 &&
+            (rc = advance_clock(g, &r.think_ns, kv_rng_exponential(&g->think, 1.0) * think_s)))
+            return rc;
         if (g->hash_ids) {
             id.system_extent = id.has_system && c->system_prompt_len < r.prompt_len
                                    ? c->system_prompt_len
@@ -485,7 +523,7 @@ static int add_conversation(gen *g, uint32_t conv, int64_t start, int64_t end_ns
                 id.has_system && c->system_prompt_len < len ? c->system_prompt_len : (uint32_t)len;
         } else {
             len = (uint64_t)prev_len + prev_out + kv_lensampler_next(&g->message);
-            if ((rc = advance_clock(g, &t, kv_rng_exponential(&g->think, 1.0) * c->think_time_s)) !=
+            if ((rc = advance_clock(g, &t, kv_rng_exponential(&g->think, 1.0) * think_mean(c))) !=
                 0)
                 return rc;
             if (len > cap) {

@@ -274,6 +274,13 @@ static kv_reject_reason join_check(const kv_sched *s, const kv_req *r)
     return KV_REJECT_NONE;
 }
 
+/* A request finished or was rejected: its closed-loop client may send its next one. */
+static void ended(const kv_sched *s, const kv_req *r)
+{
+    if (s->cfg.on_end)
+        s->cfg.on_end(s->cfg.end_ctx, r);
+}
+
 static bool join(kv_sched *s, kv_req *r, bool front)
 {
     kv_reject_reason why = join_check(s, r);
@@ -281,6 +288,7 @@ static bool join(kv_sched *s, kv_req *r, bool front)
         r->reject = (uint8_t)why;
         s->counters.rejected[why]++;
         req_end(r, KV_REQ_REJECTED);
+        ended(s, r);
         return false;
     }
     r->status = KV_REQ_WAITING;
@@ -508,6 +516,7 @@ static void finish(kv_sched *s, kv_req *r, int64_t now_ns)
     s->n_finished_pending++;
     s->counters.finished++;
     s->counters.output_tokens += r->spec->output_len;
+    ended(s, r);
 }
 
 /* Async: a preempted request whose last token was in flight finishes in the queue (vLLM's
@@ -521,6 +530,7 @@ static void finish_waiting(kv_sched *s, kv_req *r, int64_t now_ns)
     req_end(r, KV_REQ_FINISHED);
     s->counters.finished++;
     s->counters.output_tokens += r->spec->output_len;
+    ended(s, r);
 }
 
 /* Async step end: AsyncScheduler._update_request_with_output, in scheduling order. */

@@ -1,12 +1,15 @@
 /* sim: the replay driver and the options every replay is configured from (sim.h).
  *
- * The driver walks the trace's arrivals with a cursor (the trace is sorted by arrival,
- * ties in file order) and asks the engine for its next event; of the two, the earlier
- * happens first, and at equal times a step end comes before an arrival and an arrival
- * before a step start (DESIGN §6.5: a step starting at t sees every arrival ≤ t; C1 for a
- * cluster).  A request gets its cache state (kv_req_attach) just before it arrives.
+ * The driver asks the arrival path (arrivals.h: sends, the serving front end,
+ * closed-loop clients; with neither, the trace's rows in order at their arrival times) and
+ * the engine for their next events; of the two, the earlier happens first, and at equal
+ * times a step end comes before an arrival and an arrival before a step start (DESIGN
+ * §6.5: a step starting at t sees every arrival ≤ t; C1 for a cluster).  After each event
+ * the clients whose request ended send their next one.  A request gets its cache state
+ * (kv_req_attach) just before it arrives.
  *
- * Memory: the request array (one kv_req per trace row) and the engine; no event heap.
+ * Memory: the request array (one kv_req per trace row), the arrival path and the engine;
+ * no event heap.
  */
 #include "kvsim/sim.h"
 
@@ -36,6 +39,7 @@ void kv_sim_options_init(kv_sim_options *o)
     o->prefix_caching = true;
     o->free_order = KV_FREE_SPLIT;
     o->time_model = "roofline";
+    o->frontend = "none";
     o->replicas = 1;
     kv_router_config_init(&o->router);
 }
@@ -64,6 +68,10 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     if (rc != 0)
         return rc;
     kv_timing_bind(&c->timing, &setup->model, &setup->gpu, &setup->shard);
+    c->timing.overlap_host = o->sched.async_scheduling;
+    rc = kv_frontend_parse(o->frontend ? o->frontend : "none", &c->frontend, diag);
+    if (rc != 0)
+        return rc;
     c->sample_every = 1;
     c->hash_algo = o->hash_algo;
     c->chains = o->chains;
@@ -79,7 +87,7 @@ typedef struct driver {
     const kv_trace *trace;
     uint32_t shared_prefix;
     const kv_sim_hooks *hooks;
-    size_t next_arrival; /* cursor into the trace */
+    kv_arrivals *arr; /* sends, the front end, closed-loop clients */
 } driver;
 
 static void progress(const driver *d, int64_t now)
@@ -88,16 +96,18 @@ static void progress(const driver *d, int64_t now)
         return;
     kv_engine_stats st;
     kv_engine_get_stats(d->engine, &st);
-    kv_progress p = {now, d->next_arrival, st.sched.finished, d->trace->n};
+    kv_progress p = {now, kv_arrivals_num_arrived(d->arr), st.sched.finished, d->trace->n};
     d->hooks->on_progress(d->hooks->ctx, &p);
 }
 
-static void arrive(driver *d, int64_t now)
+static void arrive(driver *d, size_t i, int64_t now)
 {
-    kv_req *r = &d->res->reqs[d->next_arrival++];
+    kv_req *r = &d->res->reqs[i];
     kv_content c;
     kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
     kv_req_attach(r, &c);
+    if (now > d->res->last_arrival_ns)
+        d->res->last_arrival_ns = now;
     kv_engine_arrive(d->engine, r, now);
 }
 
@@ -106,16 +116,18 @@ static int loop(driver *d, kv_diag *diag)
 {
     const uint64_t progress_every = 4096;
     for (;;) {
-        int64_t t_step = 0;
+        int64_t t_step = 0, t_arr = 0;
         kv_engine_event ev = kv_engine_next(d->engine, &t_step);
-        bool more = d->next_arrival < d->trace->n;
-        int64_t t_arr = more ? d->trace->reqs[d->next_arrival].arrival_ns : 0;
+        bool more = kv_arrivals_next(d->arr, &t_arr);
         if (ev == KV_ENGINE_IDLE && !more)
             return 0;
         bool step_first = ev != KV_ENGINE_IDLE && (!more || t_step < t_arr ||
                                                    (t_step == t_arr && ev == KV_ENGINE_STEP_END));
         if (!step_first) {
-            arrive(d, t_arr);
+            size_t i;
+            if (kv_arrivals_pop(d->arr, &i))
+                arrive(d, i, t_arr);
+            kv_arrivals_settle(d->arr, t_arr);
             continue;
         }
         int rc = kv_engine_advance(d->engine, diag);
@@ -125,6 +137,7 @@ static int loop(driver *d, kv_diag *diag)
         }
         if (rc != 0)
             return rc;
+        kv_arrivals_settle(d->arr, t_step);
         if (ev == KV_ENGINE_STEP_START && kv_engine_steps(d->engine) % progress_every == 0)
             progress(d, t_step);
     }
@@ -134,10 +147,11 @@ static int loop(driver *d, kv_diag *diag)
 static void stop_run(driver *d)
 {
     d->res->unfinished += kv_engine_abandon(d->engine);
-    for (size_t i = d->next_arrival; i < d->res->n; i++) {
-        kv_req_abandon(&d->res->reqs[i]);
-        d->res->unfinished++;
-    }
+    for (size_t i = 0; i < d->res->n; i++)
+        if (d->res->reqs[i].status == KV_REQ_PENDING) { /* not arrived */
+            kv_req_abandon(&d->res->reqs[i]);
+            d->res->unfinished++;
+        }
 }
 
 int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
@@ -171,9 +185,15 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
         ec.on_step_end = hooks->on_step_end;
         ec.ctx = hooks->ctx;
     }
-    driver d = {NULL, res, trace, shared_prefix, hooks, 0};
+    driver d = {NULL, res, trace, shared_prefix, hooks,
+                kv_arrivals_create(trace, res->reqs, &cfg->frontend)};
+    if (kv_arrivals_closed_loop(d.arr)) {
+        ec.sched.on_end = kv_arrivals_ended;
+        ec.sched.end_ctx = d.arr;
+    }
     int rc = kv_engine_create(&d.engine, &ec, hasher, diag);
     if (rc != 0) {
+        kv_arrivals_destroy(d.arr);
         kv_hasher_destroy(hasher);
         kv_run_result_release(res);
         return rc;
@@ -186,6 +206,8 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     rc = loop(&d, diag);
     if (rc != 0)
         stop_run(&d);
+    res->sent_specs = kv_arrivals_finish(d.arr, res->reqs, res->n);
+    kv_arrivals_destroy(d.arr);
     res->stop = rc;
     kv_engine_get_stats(d.engine, &res->stats);
     for (int k = KV_REJECT_CAPACITY; k <= KV_REJECT_BATCH; k++)
@@ -218,5 +240,6 @@ void kv_run_result_release(kv_run_result *r)
 {
     kv_cluster_result_free(r->cluster);
     free(r->reqs);
+    free(r->sent_specs);
     memset(r, 0, sizeof *r);
 }

@@ -321,6 +321,10 @@ void kv_summary_set_config(kv_summary *s, const kv_sim_options *o, const kv_setu
     c->async_scheduling = o->sched.async_scheduling;
     kv_timing_describe(&ec->timing, buf, sizeof buf);
     c->time_model = kv_xstrdup(buf);
+    if (!kv_frontend_is_none(&ec->frontend)) {
+        kv_frontend_describe(&ec->frontend, buf, sizeof buf);
+        c->frontend = kv_xstrdup(buf);
+    }
     c->gpu_cost_per_hour = o->gpu_cost_per_hour;
     bool has_ids = false;
     for (size_t i = 0; i < t->n && !has_ids; i++)
@@ -350,7 +354,7 @@ static void release_fields(void *base, const kv_field *fl, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const kv_field *f = &fl[i];
-        if (f->type == KV_FIELD_STR || f->type == KV_FIELD_STRN) {
+        if (f->type == KV_FIELD_STR || f->type == KV_FIELD_STRN || f->type == KV_FIELD_STRO) {
             free(*AT(base, f, char *));
         } else if (f->type == KV_FIELD_STRV) {
             char **v = *AT(base, f, char **);
@@ -392,6 +396,7 @@ static json_t *value_json(const void *s, const kv_field *f)
     case KV_FIELD_STR:
         return kv_json_text(*CAT(s, f, str_t)); /* never dropped, even not UTF-8 */
     case KV_FIELD_STRN:
+    case KV_FIELD_STRO: /* record_json leaves an STRO key out when NULL */
         return *CAT(s, f, str_t) ? kv_json_text(*CAT(s, f, str_t)) : json_null();
     case KV_FIELD_STRV: {
         json_t *a = json_array();
@@ -442,6 +447,8 @@ static json_t *record_json(const void *base, const kv_field *fl, size_t n)
     json_t *root = json_object();
     for (size_t i = 0; i < n; i++) {
         const char *leaf;
+        if (fl[i].type == KV_FIELD_STRO && !*CAT(base, &fl[i], str_t))
+            continue;
         json_t *parent = parent_of(root, fl[i].path, &leaf);
         json_object_set_new(parent, leaf, value_json(base, &fl[i]));
     }
@@ -496,6 +503,7 @@ static bool read_value(const json_t *v, void *s, const kv_field *f)
             return true;
         /* fall through */
     case KV_FIELD_STR:
+    case KV_FIELD_STRO:
         if (!json_is_string(v))
             return false;
         *AT(s, f, char *) = kv_xstrdup(json_string_value(v));
@@ -545,7 +553,7 @@ static const char *const added_after_0_1[] = {
 
 static bool may_be_absent(const kv_field *f)
 {
-    if (f->type == KV_FIELD_STRN)
+    if (f->type == KV_FIELD_STRN || f->type == KV_FIELD_STRO)
         return true;
     for (size_t i = 0; i < sizeof added_after_0_1 / sizeof added_after_0_1[0]; i++)
         if (strcmp(f->path, added_after_0_1[i]) == 0)

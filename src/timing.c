@@ -320,10 +320,16 @@ static double roofline(const kv_timing *t, const kv_step_load *ld)
         double wire = t->ar_bw > 0 ? 2.0 * (t->tp - 1) / t->tp * act / t->ar_bw : 0;
         stage += 2.0 * t->layers_rank * (t->ar_lat_s + wire);
     }
-    double sec = t->overhead_s + t->seq_overhead_s * N + t->pp * stage;
+    double host = t->overhead_s + t->seq_overhead_s * N, gpu = t->pp * stage;
+    if (!t->overlap_host) { /* the sync engine: host work, then the GPU's */
+        double sec = host + gpu;
+        if (t->pp > 1 && ld->tokens > 0)
+            sec += (t->pp - 1) * (t->pp_lat_s + (t->pp_bw > 0 ? act / t->pp_bw : 0));
+        return sec;
+    }
     if (t->pp > 1 && ld->tokens > 0)
-        sec += (t->pp - 1) * (t->pp_lat_s + (t->pp_bw > 0 ? act / t->pp_bw : 0));
-    return sec;
+        gpu += (t->pp - 1) * (t->pp_lat_s + (t->pp_bw > 0 ? act / t->pp_bw : 0));
+    return host > gpu ? host : gpu; /* async: the host part hides behind the GPU's */
 }
 
 int64_t kv_timing_step(const kv_timing *t, const kv_step_load *ld)

@@ -26,7 +26,7 @@
  * doubles and converted with llround(t · 1e9).
  *
  * Cost: one pass, fields copied into one reused buffer; no per-row allocation besides the
- * arena copies of id/adapter/salt/session strings.
+ * arena copies of id/adapter/salt/session/client strings.
  */
 #include <math.h>
 #include <stdio.h>
@@ -305,7 +305,19 @@ static bool parse_datetime(const char *s, int64_t *sec, int64_t *ns)
 
 /* ---- header and rows --------------------------------------------------------------- */
 
-enum { C_ARRIVAL, C_PROMPT, C_OUTPUT, C_ID, C_ADAPTER, C_SALT, C_PRIORITY, C_SESSION, NUM_COLS };
+enum {
+    C_ARRIVAL,
+    C_PROMPT,
+    C_OUTPUT,
+    C_ID,
+    C_ADAPTER,
+    C_SALT,
+    C_PRIORITY,
+    C_SESSION,
+    C_CLIENT,
+    C_THINK,
+    NUM_COLS
+};
 
 typedef struct layout {
     const char *name[NUM_COLS]; /* column names the format uses; NULL = none */
@@ -314,7 +326,7 @@ typedef struct layout {
 
 static const layout layouts[] = {
     [KV_TRACE_KVSIM_CSV] = {{"arrival", "prompt_len", "output_len", "id", "adapter", "salt",
-                             "priority", "session"},
+                             "priority", "session", "client", "think"},
                             0x7},
     [KV_TRACE_AZURE] = {{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, 0x7},
     [KV_TRACE_LENGTHS] = {{NULL, "num_prefill_tokens", "num_decode_tokens"}, 0x6},
@@ -423,7 +435,13 @@ static int kvsim_row(kv__reader *r, row_ctx *x, const record *c, kv_request_spec
     }
     if (x->col[C_SESSION] >= 0)
         q->session = csv_name(r, field(c, (size_t)x->col[C_SESSION]));
-    return 0;
+    if (x->col[C_CLIENT] >= 0)
+        q->client = csv_name(r, field(c, (size_t)x->col[C_CLIENT]));
+    if (x->col[C_THINK] < 0 || !*field(c, (size_t)x->col[C_THINK]))
+        return 0;
+    if (!q->client)
+        return kv__fail(r, -KV_EPARSE, line, "'think' needs a 'client' (a closed-loop row)");
+    return csv_seconds(r, line, "think", field(c, (size_t)x->col[C_THINK]), &q->think_ns);
 }
 
 static int azure_row(kv__reader *r, row_ctx *x, const record *c, kv_request_spec *q)

@@ -12,7 +12,8 @@
  * token ids, hash ids and priority must be JSON integers (2.0 and "8" are ill-typed);
  * times may be any JSON number.  Checks run in a fixed order, so the first problem of a row
  * is the one reported: kvsim JSONL arrival, prompt_len, output_len, id, tokens, hash_ids,
- * adapter, salt, priority, session (a string, like adapter and salt); Mooncake timestamp, input_length, output_length, hash_ids.  An
+ * adapter, salt, priority, session and client (strings, like adapter and salt), think
+ * (seconds, with a client); Mooncake timestamp, input_length, output_length, hash_ids.  An
  * array's length is checked before its elements.
  *
  * Cost: one json_loadb and one json_decref per row (jansson allocates a node per value,
@@ -220,7 +221,14 @@ static int kvsim_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q
                             "'priority' must be a 32-bit integer, got %" JSON_INTEGER_FORMAT, p);
         q->priority = (int32_t)p;
     }
-    return get_name(r, line, o, "session", &q->session);
+    if ((rc = get_name(r, line, o, "session", &q->session)) < 0 ||
+        (rc = get_name(r, line, o, "client", &q->client)) < 0)
+        return rc;
+    if (!optional(o, "think"))
+        return 0;
+    if (!q->client)
+        return kv__fail(r, -KV_EPARSE, line, "'think' needs a 'client' (a closed-loop row)");
+    return get_time(r, line, o, "think", "seconds", 1e9, false, &q->think_ns);
 }
 
 static int mooncake_row(kv__reader *r, uint64_t line, json_t *o, kv_request_spec *q)

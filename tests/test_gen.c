@@ -73,7 +73,8 @@ static void parse_trace(trace *t)
 {
     static const char *const order[] = {
         "\"id\":",       "\"arrival\":", "\"prompt_len\":", "\"output_len\":",
-        "\"hash_ids\":", "\"adapter\":", "\"priority\":", "\"session\":"};
+        "\"hash_ids\":", "\"adapter\":", "\"priority\":", "\"session\":",
+        "\"client\":",   "\"think\":"};
     size_t cap = 0;
     char *save = NULL;
     char *copy = strdup(t->text);
@@ -869,6 +870,59 @@ Test(gen, sessions_are_deterministic)
     free(dir);
 }
 
+/* ---- closed-loop clients (issue 11) ------------------------------------------------------ */
+
+/* gen --concurrency N: row i is client i mod N's; a client's later rows carry its think
+ * time (none without --think-time); replayed, no client ever has two requests in flight. */
+Test(gen_cli, concurrency_writes_clients_that_replay_closed_loop)
+{
+    char *dir = make_temp_dir();
+    const char *args[] = {"--prompt", "p50=300,p99=900", "--output", "p50=40,p99=200",
+                          "--concurrency", "4", "--requests", "40", "--think-time", "0.2",
+                          "--seed", "3", NULL};
+    trace t = gen_trace(dir, "c.jsonl", args);
+    cr_assert_eq(t.n, 40);
+    char *line = t.text;
+    for (size_t i = 0; i < 40; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"client\":\"c%06zu\"", i % 4);
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        cr_assert(strstr(line, want), "row %zu: %s", i, line);
+        cr_assert_eq(strstr(line, "\"think\":") != NULL, i >= 4, "row %zu: %s", i, line);
+        cr_assert_eq(t.rows[i].arrival_ns, 0, "no --rate: every row may be sent at 0");
+        *nl = '\n';
+        line = nl + 1;
+    }
+    const char *no_think[] = {"--prompt", "p50=300", "--output", "p50=40", "--concurrency", "2",
+                              "--requests", "6", NULL};
+    trace u = gen_trace(dir, "u.jsonl", no_think);
+    cr_assert_null(strstr(u.text, "think"), "%s", u.text);
+    trace_free(&u);
+    char path[4200], out[4096];
+    snprintf(path, sizeof path, "%s/c.jsonl", dir);
+    snprintf(out, sizeof out, "%s/run", dir);
+    run_result r = run_kvsim("run", path, "--out", out, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_result_free(&r);
+    snprintf(path, sizeof path, "%s/requests.csv", out);
+    size_t len;
+    char *csv = read_file(path, &len);
+    double sent[40], fin[40];
+    char *p = strchr(csv, '\n') + 1;
+    for (size_t i = 0; i < 40; i++) {
+        /* id,arrival_s,first_scheduled_s,first_token_s,finish_s,... */
+        cr_assert_eq(sscanf(p, "%*[^,],%lf,%*[^,],%*[^,],%lf", &sent[i], &fin[i]), 2, "%s", p);
+        p = strchr(p, '\n') + 1;
+    }
+    for (size_t i = 4; i < 40; i++)
+        cr_assert_geq(sent[i], fin[i - 4], "row %zu sent before client %zu's reply", i, i % 4);
+    free(csv);
+    trace_free(&t);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* ---- CLI errors ----------------------------------------------------------------------------- */
 
 /* Strings inline: Criterion may run a test in a freshly exec'd process, where pointers
@@ -900,7 +954,7 @@ ParameterizedTestParameters(gen_cli, errors)
           "--requests", "10", "--out", "@OUT"},
          2,
          "--prompt: 'max' (4000) must not be below 'p99' (8000)"},
-        {{GOOD_LENGTHS, "--requests", "10", "--out", "@OUT"}, 2, "kvsim gen needs --rate R"},
+        {{GOOD_LENGTHS, "--requests", "10", "--out", "@OUT"}, 2, "--rate R is required"},
         {{"--output", "p50=200", "--rate", "1", "--requests", "10", "--out", "@OUT"},
          2,
          "kvsim gen needs --prompt SPEC"},
@@ -931,6 +985,18 @@ ParameterizedTestParameters(gen_cli, errors)
         {{GOOD_LENGTHS, "--rate", "1", "--requests", "10", "--burstiness", "11", "--out", "@OUT"},
          2,
          "--burstiness: '11' must be between 0 and 10"},
+        {{GOOD_LENGTHS, "--rate", "1", "--requests", "10", "--think-time", "3", "--out", "@OUT"},
+         2,
+         "--think-time needs --sessions or --concurrency"},
+        {{GOOD_LENGTHS, "--concurrency", "0", "--requests", "10", "--out", "@OUT"},
+         2,
+         "--concurrency: '0' must be between 1 and"},
+        {{GOOD_LENGTHS, "--concurrency", "2", "--sessions", "--requests", "10", "--out", "@OUT"},
+         2,
+         "--concurrency and --sessions cannot be combined"},
+        {{GOOD_LENGTHS, "--concurrency", "2", "--duration", "10", "--out", "@OUT"},
+         2,
+         "--concurrency without --rate needs --requests N"},
         {{GOOD_LENGTHS, "--rate", "1", "--requests", "10", "--turns", "3", "--out", "@OUT"},
          2,
          "--turns needs --sessions"},

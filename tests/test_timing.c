@@ -119,6 +119,32 @@ Test(timing, pp2_runs_both_stages_and_hands_activations_over)
     cr_assert_eq(step(&t, 16, 16000, 16000, 16), 146270744);
 }
 
+/* Async scheduling (timing.h overlap_host): the host part (overhead + seq_overhead·N)
+ * overlaps the GPU's, so the step is the larger of the two, PP hand-offs on the GPU side. */
+Test(timing, async_hides_the_host_part_behind_the_gpu)
+{
+    kv_model m = round_model();
+    kv_gpu g = round_gpu();
+    /* The TP-4 decode above: GPU part 36.31203072 + 2.2291456 ms = 38.54117632 ms. */
+    kv_timing t = bound(EXPLICIT ",seq_overhead=0.0001", &m, &g, 4, 1);
+    cr_assert_eq(step(&t, 16, 16000, 16000, 16), 39541176 + 1600000, "sync: host + GPU");
+    t.overlap_host = true;
+    cr_assert_eq(step(&t, 16, 16000, 16000, 16), 38541176, "async: max(2.6 ms, GPU)");
+    /* A host-bound step: 50 ms of overhead against the same GPU work. */
+    kv_timing h = bound(EXPLICIT, &m, &g, 4, 1);
+    h.overhead_s = 0.05;
+    h.overlap_host = true;
+    cr_assert_eq(step(&h, 16, 16000, 16000, 16), 50000000);
+    /* PP 2: the hand-off is GPU time, 2 · 72.62406144 + 0.02262144 ms. */
+    kv_timing p = bound(EXPLICIT, &m, &g, 1, 2);
+    p.overlap_host = true;
+    cr_assert_eq(step(&p, 16, 16000, 16000, 16), 145270744);
+    /* Fixed and linear models have no host part of their own: unchanged. */
+    kv_timing f = bound("fixed:0.01", &m, &g, 1, 1);
+    f.overlap_host = true;
+    cr_assert_eq(step(&f, 16, 16000, 16000, 16), 10000000);
+}
+
 Test(timing, link_defaults_follow_the_preset_and_the_link_key)
 {
     kv_model m = round_model();

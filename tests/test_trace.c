@@ -1457,3 +1457,37 @@ Test(trace, session_field_in_the_kvsim_formats)
     expect_text_err("d.csv", "arrival,prompt_len,output_len,session,session\n0,1,1,a,b\n", NULL,
                     -KV_EPARSE, "d.csv:1: duplicate column 'session' in the CSV header");
 }
+
+/* Issue 11: the closed-loop fields of the kvsim formats.  'client' is a string like
+ * session; 'think' (seconds, ≥ 0) needs a client; both absent on open-loop rows. */
+Test(trace, client_and_think_fields_in_the_kvsim_formats)
+{
+    kv_trace *t = text_ok("c.jsonl",
+                          "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, "
+                          "\"client\": \"c1\"}\n"
+                          "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, "
+                          "\"client\": \"c1\", \"think\": 0.25}\n"
+                          "{\"arrival\": 1, \"prompt_len\": 1, \"output_len\": 1}\n",
+                          NULL);
+    cr_assert_str_eq(by_row(t, 0)->client, "c1");
+    cr_assert_eq(by_row(t, 0)->think_ns, 0);
+    cr_assert_eq(by_row(t, 1)->think_ns, 250000000);
+    cr_assert_null(by_row(t, 2)->client);
+    kv_trace_free(t);
+    t = text_ok("c.csv", "arrival,prompt_len,output_len,client,think\n0,1,1,a,\n0,1,1,a,1.5\n"
+                "1,1,1,,\n",
+                NULL);
+    cr_assert_str_eq(by_row(t, 1)->client, "a");
+    cr_assert_eq(by_row(t, 0)->think_ns, 0);
+    cr_assert_eq(by_row(t, 1)->think_ns, 1500000000);
+    cr_assert_null(by_row(t, 2)->client);
+    kv_trace_free(t);
+    expect_text_err("t.jsonl", "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, \"think\": 1}",
+                    NULL, -KV_EPARSE, "t.jsonl:1: 'think' needs a 'client' (a closed-loop row)");
+    expect_text_err("t.csv", "arrival,prompt_len,output_len,think\n0,1,1,2\n", NULL, -KV_EPARSE,
+                    "t.csv:2: 'think' needs a 'client' (a closed-loop row)");
+    expect_text_err("n.jsonl",
+                    "{\"arrival\": 0, \"prompt_len\": 1, \"output_len\": 1, \"client\": \"a\", "
+                    "\"think\": -1}",
+                    NULL, -KV_ERANGE, "n.jsonl:1: 'think' must not be negative, got -1");
+}

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvsim/arrivals.h"
 #include "kvsim/kvcache.h"
 #include "kvsim/metrics.h"
 #include "kvsim/pool.h"
@@ -58,6 +59,8 @@ typedef struct kv_engine_config {
     kv_free_order free_order;
     kv_sched_config sched;
     kv_timing timing;
+    kv_frontend frontend;  /* the serving front end the replay drivers put before the
+                              scheduler (arrivals.h); the engine itself ignores it */
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
     kv_hash_algo hash_algo; /* the block identity function (default SHA-256) */
     kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */

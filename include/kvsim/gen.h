@@ -28,13 +28,15 @@
 #define KV_GEN_MAX_THINK_TIME     1e6    /* seconds */
 #define KV_GEN_MAX_ADAPTERS       1000000u
 #define KV_GEN_MAX_PRIORITIES     1000000u
+#define KV_GEN_MAX_CONCURRENCY    1000000u /* closed-loop clients */
 #define KV_GEN_DEFAULT_TB         512u /* kvsim run's default --trace-block-size */
 
 typedef struct kv_gen_config {
     kv_lendist prompt;          /* required; with sessions: the first turn's prompt */
     kv_lendist output;          /* required */
     kv_lendist message;         /* sessions: a later turn's new message; n_knots 0 = prompt's */
-    double rate;                /* requests per second, > 0 (sessions: long-run request rate) */
+    double rate;                /* requests per second, > 0 (sessions: long-run request rate);
+                                   with concurrency, 0 = every row may be sent at 0 */
     double burstiness;          /* coefficient of variation of the gaps, ≥ 0; 1 = Poisson */
     uint64_t requests;          /* exactly one of requests > 0 … */
     double duration_s;          /* … or duration_s > 0 (arrivals in [0, duration)) */
@@ -43,7 +45,12 @@ typedef struct kv_gen_config {
     double zipf;                /* prompt k is picked with probability ∝ 1/k^zipf; 0 = uniform */
     bool sessions;              /* multi-turn conversations */
     double turns;               /* sessions: mean turns per conversation (geometric), ≥ 1 */
-    double think_time_s;        /* sessions: mean gap between turns (exponential), ≥ 0 */
+    double think_time_s;        /* sessions: mean gap between turns' arrivals; concurrency:
+                                   mean time from a reply to the client's next request;
+                                   exponential, ≥ 0; NAN = the mode's default (30 s, 0 s) */
+    uint32_t concurrency;       /* N closed-loop clients (issue 11): row i is client i mod N's,
+                                   sent when that client's previous row has been answered;
+                                   0 = open loop */
     uint32_t adapters;          /* K LoRA adapters "lora-1".."lora-K", uniform; 0 = none */
     uint32_t priorities;        /* priorities 0..P-1, uniform; 0 = no priority field */
     uint32_t trace_block_size;  /* tb for hash_ids, ≥ 1 */
@@ -60,7 +67,7 @@ typedef struct kv_gen_stats {
     bool hash_ids;           /* whether rows carry hash_ids */
 } kv_gen_stats;
 
-/* Defaults: burstiness 1, zipf 0, turns 4, think time 30 s, tb 512, seed 0; everything
+/* Defaults: burstiness 1, zipf 0, turns 4, think time unset, tb 512, seed 0; everything
  * else zero/unset (prompt, output, rate and requests-or-duration must be set). */
 void kv_gen_config_init(kv_gen_config *c);
 

@@ -126,6 +126,10 @@ typedef struct kv_sched_config {
     kv_preempt_policy preempt;        /* the victim; --policy priority implies priority */
     kv_sched_policy policy;           /* the waiting queue's order (and, priority, victims) */
     bool async_scheduling;            /* vLLM's AsyncScheduler: see the top comment */
+    /* Set by a replay driver with closed-loop clients (arrivals.h), else NULL: called when
+     * a request ends, finished or rejected, during the call that ends it. */
+    void (*on_end)(void *end_ctx, const kv_req *r);
+    void *end_ctx;
 } kv_sched_config;
 
 /* The victim rule in effect: priority when either policy or preempt says so. */

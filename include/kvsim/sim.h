@@ -38,6 +38,7 @@ typedef struct kv_sim_options {
     bool prefix_caching;
     kv_free_order free_order;
     const char *time_model; /* kv_timing_parse's spec; default "roofline" */
+    const char *frontend;   /* kv_frontend_parse's spec; default "none" */
     kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
     kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
                                trace (kvsim plan's probes); NULL = none */
@@ -91,6 +92,8 @@ typedef struct kv_run_result {
     int stop; /* 0, or the engine error that stopped the run (-KV_ELIVELOCK, …) */
     uint64_t blocks_hashed; /* SHA-256 block hashes computed (perf.json; DESIGN §9) */
     struct kv_cluster_result *cluster; /* R ≥ 2 replicas (cluster.h), else NULL; owned */
+    kv_request_spec *sent_specs; /* closed-loop rows' specs as sent (arrivals.h), which
+                                    their reqs point to; owned, NULL if none */
 } kv_run_result;
 
 /* The replay driver.  cfg's reqs/n_reqs are set here.  0, or a negative KV_E*: -KV_EINVAL

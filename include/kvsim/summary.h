@@ -57,6 +57,7 @@ typedef struct kv_summary_config {
     char *policy;
     bool async_scheduling;
     char *time_model;
+    char *frontend; /* kv_frontend_describe; NULL for none (the key is then left out) */
     double gpu_cost_per_hour; /* --gpu-cost-per-hour; ≤ 0 = not given (null) */
     char **notes; /* n_notes strings */
     size_t n_notes;
@@ -153,6 +154,8 @@ typedef enum kv_field_type {
     KV_FIELD_STR,  /* char *, owned */
     KV_FIELD_STRV, /* char **, owned, with a size_t count right after it */
     KV_FIELD_STRN, /* char *, owned; NULL is JSON null, and an absent key reads as NULL */
+    KV_FIELD_STRO, /* char *, owned; the key is omitted when NULL, and an absent key reads
+                      as NULL */
     KV_FIELD_RECS, /* an array of records, owned, with a size_t count right after it;
                       each record is written and read through the field's sub-schema */
 } kv_field_type;
@@ -206,6 +209,7 @@ typedef enum kv_field_type {
     X(STR, config.policy)                                                                          \
     X(BOOL, config.async_scheduling)                                                               \
     X(STR, config.time_model)                                                                      \
+    X(STRO, config.frontend)                                                                       \
     X(F64P, config.gpu_cost_per_hour)                                                              \
     X(STRV, config.notes)                                                                          \
     X(U64, requests.total)                                                                         \

@@ -78,6 +78,11 @@ typedef struct kv_timing {
     double pp_bw;          /* [pp_bw] stage-to-stage bandwidth, bytes/s; 0 = not charged */
     double pp_lat_s;       /* [pp_lat] latency of one stage hand-off, s */
     uint32_t given;        /* bit per key the spec set (kv_timing_bind keeps those) */
+    bool overlap_host;     /* async scheduling (set from the scheduler, not the spec): a
+                              roofline step lasts max(host, GPU) instead of host + GPU,
+                              host = overhead + seq_overhead·N, as vLLM's AsyncScheduler
+                              (PR #19970) and async model runner (PR #23569) overlap the
+                              CPU work of step k+1 with the GPU's execution of step k */
     /* roofline hardware and model terms, filled by kv_timing_bind */
     double peak_flops, hbm_bw;  /* bf16 peak FLOP/s, HBM bytes/s */
     double gemm_peak;           /* peak of the weight GEMMs (FP8 for 1-byte weights); 0 = bf16 */

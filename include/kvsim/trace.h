@@ -52,9 +52,13 @@ typedef enum kv_content_kind {
     KV_CONTENT_HASH_IDS, /* Mooncake-style hash_ids, trace block size tb */
 } kv_content_kind;
 
-/* Fields are ordered so the struct has no padding: 88 bytes a request (issue 9). */
+/* Fields are ordered so the struct has no padding but 4 bytes at the end: 104 bytes a
+ * request (issue 9). */
 typedef struct kv_request_spec {
-    int64_t arrival_ns;  /* ≥ 0, after --time-scale */
+    int64_t arrival_ns;  /* ≥ 0, after --time-scale; for a closed-loop client's later row,
+                            the earliest send (a replay's copy holds the actual send) */
+    int64_t think_ns;    /* ≥ 0: a closed-loop row is sent this long after the client
+                            received its previous reply; 0 if absent (not time-scaled) */
     uint32_t prompt_len; /* 1..KV_TRACE_MAX_LEN */
     uint32_t output_len; /* 1..KV_TRACE_MAX_LEN */
     uint32_t row;        /* 0-based index among the file's non-empty data rows */
@@ -66,6 +70,8 @@ typedef struct kv_request_spec {
     const char *salt;    /* cache salt, NULL = none (empty means none) */
     const char *session; /* conversation key for --router session (DESIGN §10 C3), NULL =
                             none (empty means none); only the kvsim formats carry it */
+    const char *client;  /* closed-loop client (issue 11): the row is sent when the client's
+                            previous row has been answered (arrivals.h); NULL = open loop */
     const uint32_t *tokens;   /* prompt_len ids when content == TOKENS */
     const uint64_t *hash_ids; /* n_hash_ids = ⌈prompt_len/tb⌉ ids when content == HASH_IDS */
     uint32_t n_hash_ids;

@@ -40,6 +40,7 @@ enum {
     OPT_PRIORITIES,
     OPT_TRACE_BLOCK_SIZE,
     OPT_LENGTH_SAMPLING,
+    OPT_CONCURRENCY,
 };
 
 static const cli_opt length_opts[] = {
@@ -56,7 +57,15 @@ static const cli_opt length_opts[] = {
 };
 
 static const cli_opt arrival_opts[] = {
-    {"rate", 0, "R", CLI_ID(OPT_RATE), "requests per second (required; up to 1e6)"},
+    {"rate", 0, "R", CLI_ID(OPT_RATE),
+     "requests per second (up to 1e6; required unless\n"
+     "--concurrency: then the earliest send times)"},
+    {"concurrency", 0, "N", CLI_ID(OPT_CONCURRENCY),
+     "N closed-loop clients (vllm bench serve --max-concurrency):\n"
+     "row i is client i mod N's ('client' c<k>), sent when the\n"
+     "client's previous row has been answered; with\n"
+     "--think-time S, after an exponential think time of mean S\n"
+     "(default 0; 'think' on the row)"},
     {"burstiness", 0, "CV", CLI_ID(OPT_BURSTINESS),
      "coefficient of variation of the gaps between arrivals\n"
      "(default 1 = Poisson: exponential gaps); other values draw\n"
@@ -91,7 +100,8 @@ static const cli_opt session_opts[] = {
      "illustrative default, not a measurement)"},
     {"think-time", 0, "S", CLI_ID(OPT_THINK_TIME),
      "mean time from one turn's arrival to the next, exponential\n"
-     "(default 30 s; it includes waiting for the reply)"},
+     "(default 30 s; it includes waiting for the reply); with\n"
+     "--concurrency: from a reply to the client's next request"},
     {"message", 0, "SPEC", CLI_ID(OPT_MESSAGE),
      "new-message lengths of later turns (default: the --prompt\nSPEC)"},
     {0},
@@ -147,7 +157,7 @@ static const cli_section sections[] = {
     {"Other fields", other_opts, NULL},
     {"Output", output_opts,
      "  Keys, in this order: id, arrival, prompt_len, output_len, then hash_ids,\n"
-     "  adapter, priority, session when present.  Rows without hash_ids are\n"
+     "  adapter, priority, session, client, think when present.  Rows without hash_ids are\n"
      "  content-less: kvsim treats them as unique (no invented sharing).\n"},
     {"example", NULL,
      "  kvsim gen --prompt p50=1000,p95=4000,p99=8000 --output p50=200,p95=600,p99=1000 \\\n"
@@ -159,14 +169,12 @@ static const cli_section sections[] = {
  * required ones. */
 static const cli_dep deps[] = {
     {CLI_REQUIRES, "turns", "sessions", "--turns needs --sessions", NULL},
-    {CLI_REQUIRES, "think-time", "sessions", "--think-time needs --sessions", NULL},
     {CLI_REQUIRES, "message", "sessions", "--message needs --sessions", NULL},
     {CLI_REQUIRES, "zipf", "system-prompts", "--zipf needs --system-prompts K", NULL},
     {CLI_REQUIRES, "system-prompt-len", "system-prompts",
      "--system-prompt-len needs --system-prompts K", NULL},
     {CLI_REQUIRED, "prompt", NULL, "kvsim gen needs --prompt SPEC (e.g. p50=1000,p99=8000)", NULL},
     {CLI_REQUIRED, "output", NULL, "kvsim gen needs --output SPEC (e.g. p50=200,p99=1000)", NULL},
-    {CLI_REQUIRED, "rate", NULL, "kvsim gen needs --rate R (requests per second)", NULL},
     {CLI_ONE_OF, "requests", "duration", "give either --requests N or --duration S, not both",
      "kvsim gen needs --requests N or --duration S"},
     {0},
@@ -225,6 +233,8 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         return cli_parse_u32(n, arg, 0, KV_GEN_MAX_ADAPTERS, &c->adapters);
     case OPT_PRIORITIES:
         return cli_parse_u32(n, arg, 0, KV_GEN_MAX_PRIORITIES, &c->priorities);
+    case OPT_CONCURRENCY:
+        return cli_parse_u32(n, arg, 1, KV_GEN_MAX_CONCURRENCY, &c->concurrency);
     case OPT_TRACE_BLOCK_SIZE:
         return cli_parse_u32(n, arg, 1, KV_TRACE_MAX_LEN, &c->trace_block_size);
     default: /* OPT_LENGTH_SAMPLING */
@@ -299,8 +309,8 @@ static int exec(void *state, int argc, char **argv)
 const cli_cmd cli_cmd_gen = {
     .name = "gen",
     .summary = "write a request trace from length percentiles and a rate",
-    .synopsis = "--prompt SPEC --output SPEC --rate R (--requests N | --duration S)\n"
-                "[options] [--out FILE]",
+    .synopsis = "--prompt SPEC --output SPEC (--rate R | --concurrency N)\n"
+                "(--requests N | --duration S) [options] [--out FILE]",
     .description =
         "Write a kvsim JSONL request trace (one JSON object per line, sorted by arrival) from\n"
         "length percentiles and a request rate.  The same options and --seed give\n"

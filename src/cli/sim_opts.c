@@ -28,6 +28,7 @@ enum {
     OPT_FREE_ORDER,
     OPT_PREEMPT,
     OPT_TIME_MODEL,
+    OPT_FRONTEND,
     OPT_HASH_ALGO,
     OPT_GPU_COST,
     OPT_REPLICAS,
@@ -89,6 +90,11 @@ static const cli_opt time_opts[] = {
      "seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat,\n"
      "link, ar_bw, ar_lat, pp_bw, pp_lat (unset: the GPU's);\n"
      "linear:A,B,C (s, s/token, s/KV token read) or fixed:DT"},
+    {"frontend", 0, "F", CLI_ID(OPT_FRONTEND),
+     "the serving front end before the scheduler: none\n"
+     "(default), vllm, or either with :in=MS,out=MS,rate=R\n"
+     "(latency send->scheduler, token->client; API-server\n"
+     "admissions per second, 0 = unlimited)"},
     {"hash-algo", 0, "A", CLI_ID(OPT_HASH_ALGO),
      "block identity: sha256 (default) or xxh3-128 (faster;\nneeds a kvsim built with libxxhash)"},
     {0},
@@ -200,6 +206,13 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         if (kv_timing_parse(arg, &t, &d) != 0)
             return cli_diag(CLI_USAGE, &d);
         o->time_model = arg;
+        return 0;
+    }
+    case OPT_FRONTEND: {
+        kv_frontend f;
+        if (kv_frontend_parse(arg, &f, &d) != 0)
+            return cli_diag(CLI_USAGE, &d);
+        o->frontend = arg;
         return 0;
     }
     case OPT_REPLICAS:

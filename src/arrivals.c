@@ -1,0 +1,380 @@
+/* arrivals: the serving front end and closed-loop clients (include/kvsim/arrivals.h).
+ *
+ * Data.  Three sources of events, merged by time:
+ * - the open-loop cursor: the next trace row that is not a closed-loop follower (a row
+ *   whose client has an earlier row), sent at its arrival;
+ * - released sends: a min-heap of (send time, trace index), one entry at most per client,
+ *   pushed when the client's previous request ended (kv_arrivals_settle);
+ * - the front end's FIFO of (arrival time, trace index): a sent request waits there until
+ *   it reaches the scheduler.  Entries enter in send order with non-decreasing arrival
+ *   times (FCFS admission, a constant `in`), so a FIFO suffices.
+ * The FIFO's head goes first when it is due no later than the next send; of two sends,
+ * the smaller (time, trace index).  With the front end `none` and no clients, each row is
+ * sent and arrives at its arrival time, in trace order: exactly the old cursor.
+ *
+ * Closed loop.  next_of[i] is the trace index of row i's client's next row (SIZE_MAX:
+ * none), built by sorting the client rows by (client, trace index); a follower is a row
+ * some next_of points to.  Ends are recorded during an event (kv_arrivals_ended) and
+ * released after it, at the event's time (kv_arrivals_settle).
+ *
+ * Memory: O(n) for the FIFO and, with clients, next_of, the follower marks and the
+ * copies of the followers' specs; O(clients) for the heap.
+ */
+#include "kvsim/arrivals.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+#include "kvsim/text.h"
+
+#define NONE SIZE_MAX
+
+/* ---- the front end ------------------------------------------------------------------ */
+
+/* The `vllm` preset (README "Time" cites each value): the API server's own stages before
+ * the engine-core hand-off for a text prompt, from vLLM PR #44404's timing trace
+ * (render 0.31 ms, process_for_engine 0.54 ms, add_request 0.61 + 0.36 ms, 0.02 ms). */
+static const kv_frontend vllm_preset = {1840000, 0, 0.0};
+
+bool kv_frontend_is_none(const kv_frontend *f)
+{
+    return f->in_ns == 0 && f->out_ns == 0 && f->rate == 0;
+}
+
+static int frontend_key(const char *key, size_t klen, const char *val, kv_frontend *f,
+                        kv_diag *diag)
+{
+    double v;
+    if (kv_parse_number(val, strlen(val), &v) != 0 || !isfinite(v) || v < 0)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{frontend}: '%.*s' must be a non-negative number, got '%s'", (int)klen,
+                           key, val);
+    if (klen == 4 && memcmp(key, "rate", 4) == 0) {
+        f->rate = v;
+        return 0;
+    }
+    bool in = klen == 2 && memcmp(key, "in", 2) == 0;
+    if (!in && !(klen == 3 && memcmp(key, "out", 3) == 0))
+        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: unknown key '%.*s' (in, out, rate)",
+                           (int)klen, key);
+    if (v > 1e9) /* ms: about 11 days */
+        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: '%.*s' must be at most 1e9 ms", (int)klen,
+                           key);
+    *(in ? &f->in_ns : &f->out_ns) = llround(v * 1e6);
+    return 0;
+}
+
+int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag)
+{
+    kv_frontend f = {0, 0, 0.0};
+    size_t base = strcspn(spec, ":");
+    const char *p = spec[base] == ':' ? spec + base + 1 : NULL;
+    if (memchr(spec, '=', base)) /* a bare key list: keys over none */
+        p = spec;
+    else if (base == 4 && memcmp(spec, "vllm", 4) == 0)
+        f = vllm_preset;
+    else if (!(base == 4 && memcmp(spec, "none", 4) == 0))
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{frontend}: '%.*s' is not none, vllm or in=MS,out=MS,rate=R", (int)base,
+                           spec);
+    while (p) {
+        char item[128];
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof item)
+            return kv_diag_set(diag, -KV_EINVAL, "{frontend}: an empty or overlong item in '%s'",
+                               spec);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return kv_diag_set(diag, -KV_EINVAL, "{frontend}: '%s' is not KEY=VALUE", item);
+        int rc = frontend_key(item, (size_t)(eq - item), eq + 1, &f, diag);
+        if (rc != 0)
+            return rc;
+        p = p[n] == ',' ? p + n + 1 : NULL;
+    }
+    *out = f;
+    return 0;
+}
+
+void kv_frontend_describe(const kv_frontend *f, char *buf, size_t size)
+{
+    if (kv_frontend_is_none(f)) {
+        snprintf(buf, size, "none");
+        return;
+    }
+    snprintf(buf, size, "in=%.17g,out=%.17g,rate=%.17g", (double)f->in_ns / 1e6,
+             (double)f->out_ns / 1e6, f->rate);
+}
+
+/* ---- the arrival stream ------------------------------------------------------------- */
+
+typedef struct pending {
+    int64_t t;
+    size_t i;
+} pending;
+
+struct kv_arrivals {
+    const kv_trace *trace;
+    kv_req *reqs;
+    kv_frontend fe;
+    int64_t gap_ns;     /* 1/rate in ns; 0 = unlimited */
+    int64_t last_start; /* the API server's last admission start, valid when started */
+    bool started;
+    size_t cursor; /* next open-loop row to send */
+    pending *fifo; /* sent, not yet arrived: [head, tail) */
+    size_t head, tail, cap;
+    uint64_t arrived;
+    /* closed loop (NULL / 0 without clients) */
+    size_t *next_of;
+    bool *follower;
+    pending *heap; /* released sends */
+    size_t n_heap;
+    size_t *ended; /* requests ended during the current event */
+    size_t n_ended;
+    kv_request_spec *sent; /* copies of the followers' specs, arrival = send */
+    size_t n_sent;
+};
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static bool earlier(const pending *a, const pending *b)
+{
+    return a->t != b->t ? a->t < b->t : a->i < b->i;
+}
+
+static void heap_push(kv_arrivals *a, pending p)
+{
+    size_t k = a->n_heap++;
+    while (k > 0 && earlier(&p, &a->heap[(k - 1) / 2])) {
+        a->heap[k] = a->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    a->heap[k] = p;
+}
+
+static void heap_pop(kv_arrivals *a)
+{
+    pending last = a->heap[--a->n_heap];
+    size_t k = 0;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= a->n_heap)
+            break;
+        if (c + 1 < a->n_heap && earlier(&a->heap[c + 1], &a->heap[c]))
+            c++;
+        if (!earlier(&a->heap[c], &last))
+            break;
+        a->heap[k] = a->heap[c];
+        k = c;
+    }
+    if (a->n_heap > 0)
+        a->heap[k] = last;
+}
+
+typedef struct client_row {
+    const char *client;
+    size_t i;
+} client_row;
+
+static int cmp_client_row(const void *pa, const void *pb)
+{
+    const client_row *x = pa, *y = pb;
+    int c = strcmp(x->client, y->client);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* next_of and the follower marks; returns the number of followers (0: no clients). */
+static size_t link_clients(kv_arrivals *a)
+{
+    const kv_trace *t = a->trace;
+    size_t m = 0;
+    for (size_t i = 0; i < t->n; i++)
+        m += t->reqs[i].client != NULL;
+    if (m == 0)
+        return 0;
+    client_row *v = kv_xmalloc(m * sizeof *v);
+    m = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->reqs[i].client)
+            v[m++] = (client_row){t->reqs[i].client, i};
+    qsort(v, m, sizeof *v, cmp_client_row);
+    a->next_of = kv_xmalloc(t->n * sizeof *a->next_of);
+    a->follower = kv_xcalloc(t->n, sizeof *a->follower);
+    for (size_t i = 0; i < t->n; i++)
+        a->next_of[i] = NONE;
+    size_t followers = 0, clients = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (k + 1 < m && strcmp(v[k].client, v[k + 1].client) == 0) {
+            a->next_of[v[k].i] = v[k + 1].i;
+            a->follower[v[k + 1].i] = true;
+            followers++;
+        } else {
+            clients++;
+        }
+    }
+    free(v);
+    a->heap = kv_xmalloc((clients ? clients : 1) * sizeof *a->heap);
+    a->ended = kv_xmalloc(t->n * sizeof *a->ended);
+    return followers;
+}
+
+static void skip_followers(kv_arrivals *a)
+{
+    while (a->follower && a->cursor < a->trace->n && a->follower[a->cursor])
+        a->cursor++;
+}
+
+kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_frontend *fe)
+{
+    kv_arrivals *a = kv_xcalloc(1, sizeof *a);
+    a->trace = t;
+    a->reqs = reqs;
+    a->fe = *fe;
+    a->gap_ns = fe->rate > 0 ? llround(1e9 / fe->rate) : 0;
+    if (fe->rate > 0 && a->gap_ns < 1)
+        a->gap_ns = 1;
+    size_t followers = link_clients(a);
+    skip_followers(a);
+    if (followers)
+        a->sent = kv_xmalloc(followers * sizeof *a->sent);
+    a->cap = 64;
+    a->fifo = kv_xmalloc(a->cap * sizeof *a->fifo);
+    return a;
+}
+
+void kv_arrivals_destroy(kv_arrivals *a)
+{
+    if (!a)
+        return;
+    free(a->fifo);
+    free(a->next_of);
+    free(a->follower);
+    free(a->heap);
+    free(a->ended);
+    free(a->sent);
+    free(a);
+}
+
+bool kv_arrivals_closed_loop(const kv_arrivals *a)
+{
+    return a->next_of != NULL;
+}
+
+/* The next send, if any (*p). */
+static bool next_send(const kv_arrivals *a, pending *p)
+{
+    bool open = a->cursor < a->trace->n;
+    pending o = {open ? a->trace->reqs[a->cursor].arrival_ns : 0, a->cursor};
+    if (a->n_heap > 0 && (!open || earlier(&a->heap[0], &o)))
+        *p = a->heap[0];
+    else if (open)
+        *p = o;
+    return open || a->n_heap > 0;
+}
+
+bool kv_arrivals_next(const kv_arrivals *a, int64_t *t)
+{
+    pending s = {0, 0};
+    bool send = next_send(a, &s);
+    if (a->head < a->tail && (!send || a->fifo[a->head].t <= s.t)) {
+        *t = a->fifo[a->head].t;
+        return true;
+    }
+    if (send)
+        *t = s.t;
+    return send;
+}
+
+/* Request i is sent at t: a follower's spec becomes a copy with arrival t; the API server
+ * admits it and it joins the FIFO. */
+static void send(kv_arrivals *a, size_t i, int64_t t)
+{
+    if (a->follower && a->follower[i]) {
+        kv_request_spec *c = &a->sent[a->n_sent++];
+        *c = *a->reqs[i].spec;
+        c->arrival_ns = t;
+        a->reqs[i].spec = c;
+    }
+    int64_t start = t;
+    if (a->gap_ns > 0 && a->started && sat_add(a->last_start, a->gap_ns) > start)
+        start = sat_add(a->last_start, a->gap_ns);
+    a->last_start = start;
+    a->started = true;
+    if (a->tail == a->cap) {
+        if (a->head > 0) { /* slide the live entries down */
+            memmove(a->fifo, a->fifo + a->head, (a->tail - a->head) * sizeof *a->fifo);
+            a->tail -= a->head;
+            a->head = 0;
+        } else {
+            a->cap *= 2;
+            a->fifo = kv_xrealloc(a->fifo, a->cap * sizeof *a->fifo);
+        }
+    }
+    a->fifo[a->tail++] = (pending){sat_add(start, a->fe.in_ns), i};
+}
+
+bool kv_arrivals_pop(kv_arrivals *a, size_t *idx)
+{
+    pending s = {0, 0};
+    bool has_send = next_send(a, &s);
+    if (a->head < a->tail && (!has_send || a->fifo[a->head].t <= s.t)) {
+        *idx = a->fifo[a->head++].i;
+        if (a->head == a->tail)
+            a->head = a->tail = 0;
+        a->arrived++;
+        return true;
+    }
+    if (a->n_heap > 0 && a->heap[0].i == s.i && a->heap[0].t == s.t) {
+        heap_pop(a);
+    } else {
+        a->cursor++;
+        skip_followers(a);
+    }
+    send(a, s.i, s.t);
+    return false;
+}
+
+void kv_arrivals_ended(void *arrivals, const kv_req *r)
+{
+    kv_arrivals *a = arrivals;
+    size_t i = (size_t)(r - a->reqs);
+    if (a->next_of && a->next_of[i] != NONE)
+        a->ended[a->n_ended++] = i;
+}
+
+void kv_arrivals_settle(kv_arrivals *a, int64_t now)
+{
+    for (size_t k = 0; k < a->n_ended; k++) {
+        size_t j = a->next_of[a->ended[k]];
+        const kv_request_spec *s = a->reqs[j].spec;
+        int64_t t = sat_add(sat_add(now, a->fe.out_ns), s->think_ns);
+        heap_push(a, (pending){t > s->arrival_ns ? t : s->arrival_ns, j});
+    }
+    a->n_ended = 0;
+}
+
+uint64_t kv_arrivals_num_arrived(const kv_arrivals *a)
+{
+    return a->arrived;
+}
+
+kv_request_spec *kv_arrivals_finish(kv_arrivals *a, kv_req *reqs, size_t n)
+{
+    if (a->fe.out_ns > 0)
+        for (size_t i = 0; i < n; i++) {
+            if (reqs[i].first_token_ns >= 0)
+                reqs[i].first_token_ns = sat_add(reqs[i].first_token_ns, a->fe.out_ns);
+            if (reqs[i].finish_ns >= 0)
+                reqs[i].finish_ns = sat_add(reqs[i].finish_ns, a->fe.out_ns);
+        }
+    kv_request_spec *s = a->sent;
+    a->sent = NULL;
+    return s;
+}

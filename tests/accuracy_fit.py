@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""scripts/accuracy --fit recovers known parameters (issue 11 item 4): synthetic benchmark
+cases whose "measurements" kvsim itself produced with a known roofline (overhead 5 ms, mbu
+at 0.75 x the preset's), fitted from the defaults, must give those parameters back, and
+the held-out split must leave whole cases out.  Run by meson with KVSIM_BIN and KVSIM_SRC
+set, as the Criterion tests are."""
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import tempfile
+
+SRC = os.environ.get("KVSIM_SRC", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KVSIM = os.environ.get("KVSIM_BIN", os.path.join(SRC, "build", "src", "kvsim"))
+loader = importlib.machinery.SourceFileLoader("accuracy", os.path.join(SRC, "scripts", "accuracy"))
+spec = importlib.util.spec_from_loader("accuracy", loader)
+acc = importlib.util.module_from_spec(spec)
+loader.exec_module(acc)
+
+TRUTH = {"overhead": 0.005, "mbu": 0.75}
+
+
+def case(i, n, rate, outs):
+    return {"id": f"syn{i}", "source": "SYN", "gpu": "A100-80G", "tp": 1, "pp": 1,
+            "model": "llama-3-8b", "engine": "V1", "vllm_version": "0.11.0",
+            "server": {"max_num_batched_tokens": 2048, "max_num_seqs": 256},
+            "num_prompts": n, "request_rate": rate, "burstiness": 1.0, "seed": i,
+            "arrivals": "poisson-numpy-legacy-seed0" if rate else "all-at-zero",
+            "input_lens": [64 + 97 * (k % 7) for k in range(n)],
+            "output_lens": [outs + 13 * (k % 5) for k in range(n)],
+            "measured": {src: 1.0 for _, src, _ in acc.METRICS}}
+
+
+def main():
+    cases = [case(0, 12, 2.0, 40), case(1, 24, 0, 60), case(2, 8, 0.5, 120), case(3, 16, 0, 20)]
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="kvsim-fit-test-") as work:
+        base = acc.replay(cases, KVSIM, None, None, work, [])
+        assert len(base) == len(cases), "every synthetic case replays"
+        presets = {r["id"]: acc.parse_roofline(r["time_model"]) for r in base}
+        keys = list(TRUTH)
+        theta = [TRUTH[k] for k in keys]
+        truth = acc.replay(cases, KVSIM, lambda c: acc.model_for(theta, keys, presets[c["id"]]),
+                           None, work, [])
+        for c, r in zip(cases, truth):  # the synthetic measurements
+            c["measured"] = {src: r["predicted"][k] * scale for k, src, scale in acc.METRICS}
+        (name, train, test), = acc.split(cases, "alternate")
+        if [c["id"] for c in train] != ["syn0", "syn2"] or [c["id"] for c in test] != ["syn1", "syn3"]:
+            failures.append(f"alternate split: {[c['id'] for c in train]} / {[c['id'] for c in test]}")
+        got, rows = acc.fit(train, keys, KVSIM, None, work, presets, lambda m: None)
+        for k, v in zip(keys, got):
+            print(f"{k}: fitted {v:.6g}, true {TRUTH[k]}")
+            if abs(v / TRUTH[k] - 1) > 0.02:
+                failures.append(f"{k}: fitted {v}, true {TRUTH[k]} (more than 2 % off)")
+        held = acc.replay(test, KVSIM, lambda c: acc.model_for(got, keys, presets[c["id"]]),
+                          None, work, [])
+        worst = max(max(acc.mape(held)), max(acc.mape(rows)))
+        if worst > 2.0:
+            failures.append(f"MAPE after the fit {worst:.2f} % (train and held out), want < 2 %")
+        before = max(acc.mape([r for r in base if r["id"] in {c["id"] for c in test}]))
+        if before < 5.0:
+            failures.append(f"the defaults were already within {before:.2f} %: no test")
+    for f in failures:
+        print("FAIL:", f)
+    print("1 passed, 0 failed" if not failures else "0 passed, 1 failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
