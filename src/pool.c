@@ -42,16 +42,17 @@
  * remembering the last holder, so "first inserted still present" survives any removal
  * in O(1).  uthash hashes the digest's first bytes (SHA-256 output).
  *
- * Cheap index operations (issue 9).  The bucket array is sized for the pool at once (no
- * rehash, chains < 1).  A negative filter, one saturating byte counter per 2^k slots
- * (k = index_log2 + 2, 8 slots a block) keyed by the digest's second word, counts the
- * digests in the table: a find whose counter is 0 is a miss without touching the bucket
- * array, which is what most finds are (a newly computed block, the end of a hit walk).  A
- * counter at 255 sticks (never decremented), so the filter never says "absent" wrongly.
- * A pop of n blocks prefetches, a few blocks ahead, the cold halves of the digest blocks
- * it will evict and, a few blocks later, their buckets and the uthash neighbours their
- * eviction writes; callers prefetch the buckets of digests they are about to cache or
- * look up (kv_pool_prefetch).
+ * Cheap index operations (issue 9).  The table is buckets only (no uthash application-
+ * order list, whose upkeep wrote two random entries per eviction; see "hash index"
+ * below).  The bucket array is sized for the pool at once (no rehash, chains < 1).  A
+ * negative filter, one saturating byte counter per 2^k slots (k = index_log2 + 2, 8
+ * slots a block) keyed by the digest's second word, counts the digests in the table: a
+ * find whose counter is 0 is a miss without touching the bucket array, which is what
+ * most finds are (a newly computed block, the end of a hit walk).  A counter at 255
+ * sticks (never decremented), so the filter never says "absent" wrongly.  A pop of n
+ * blocks prefetches, a few blocks ahead, the cold halves of the digest blocks it will
+ * evict and, a few blocks later, their buckets and filter counters; callers prefetch the
+ * buckets of digests they are about to cache or look up (kv_pool_prefetch).
  *
  * Invariants (kv_pool_check walks them, O(N)):
  *   refcount(b) == 0  ⇔  b is on the free queue            (b ≠ null block)
@@ -189,6 +190,50 @@ static entry *index_find(const kv_pool *p, const kv_digest *d)
 
 /* ---- hash index ------------------------------------------------------------------- */
 
+/* The table keeps uthash's buckets only.  HASH_ADD and HASH_DELETE also keep an
+ * application-order list through every entry, and a delete writes both its neighbours
+ * there (two more random cache lines per eviction); nothing here walks that order, so
+ * the table's head is an anchor entry that is in no bucket, the list holds only it, and
+ * entries enter and leave buckets by uthash's bucket macros (HASH_FIND, HASH_CLEAR and
+ * bucket expansion work on buckets alone). */
+static UT_hash_table *table(kv_pool *p)
+{
+    if (!p->index) { /* the table is made on first use: buckets sized for the pool */
+        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &p->anchor);
+        UT_hash_table *t = p->index->hh.tbl;
+        HASH_DEL_IN_BKT(t->buckets[p->anchor.hh.hashv & (t->num_buckets - 1)],
+                        &p->anchor.hh);
+        t->num_items--;
+    }
+    return p->index->hh.tbl;
+}
+
+static void table_add(kv_pool *p, entry *e)
+{
+    UT_hash_table *t = table(p);
+    unsigned hv, bkt;
+    HASH_VALUE(e->digest.b, KV_DIGEST_LEN, hv);
+    e->hh.tbl = t;
+    e->hh.prev = e->hh.next = NULL;
+    e->hh.key = e->digest.b;
+    e->hh.keylen = KV_DIGEST_LEN;
+    e->hh.hashv = hv;
+    HASH_TO_BKT(hv, t->num_buckets, bkt);
+    int oomed = 0; /* uthash_malloc never fails (kv_xmalloc) */
+    (void)oomed;
+    HASH_ADD_TO_BKT(t->buckets[bkt], hh, &e->hh, oomed);
+    t->num_items++;
+}
+
+static void table_delete(kv_pool *p, entry *e)
+{
+    UT_hash_table *t = table(p);
+    unsigned bkt;
+    HASH_TO_BKT(e->hh.hashv, t->num_buckets, bkt);
+    HASH_DEL_IN_BKT(t->buckets[bkt], &e->hh);
+    t->num_items--;
+}
+
 static kv_block_id id_of(const kv_pool *p, const entry *e)
 {
     return (kv_block_id)(e - p->ent);
@@ -217,7 +262,7 @@ static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
     p->blocks[b].tag = (p->blocks[b].tag & ~3u) | ID_DIGEST;
     chain_append(p, first, b);
     if (!first) {
-        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, e);
+        table_add(p, e);
         filter_add(p, d);
     }
 }
@@ -245,9 +290,9 @@ static void index_remove(kv_pool *p, kv_block_id b)
             E[nx].dup_prev = KV_NO_BLOCK;
             E[nx].dup_last = last;
         }
-        HASH_DELETE(hh, p->index, &E[b]);
+        table_delete(p, &E[b]);
         if (nx != KV_NO_BLOCK)
-            HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &E[nx]);
+            table_add(p, &E[nx]);
         else
             filter_remove(p, &E[b].digest);
     } else {
@@ -400,11 +445,11 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
 }
 
 /* Batches pipeline their cache misses: entry i + 2·DIST is requested, then the bucket
- * and uthash neighbours of entry i + DIST (whose halves have had DIST steps to arrive),
+ * and filter counter of entry i + DIST (whose halves have had DIST steps to arrive),
  * while entry i is processed. */
 enum { DIST = 8 };
 
-/* What evicting block b (a pop) will write: its bucket and its uthash neighbours. */
+/* What evicting block b (a pop) will write: its bucket and its filter counter. */
 static void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
     const entry *e = &p->ent[b];
@@ -412,11 +457,9 @@ static void prefetch_eviction(const kv_pool *p, kv_block_id b)
         return;
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
-    if (e->hh.prev)
-        __builtin_prefetch((const char *)e->hh.prev + t->hho, 1);
-    if (e->hh.next)
-        __builtin_prefetch((const char *)e->hh.next + t->hho, 1);
+#ifndef PF_NO_NEIGH
     __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
+#endif
 }
 
 static void prefetch_entry(const kv_pool *p, kv_block_id b)
@@ -463,6 +506,8 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
         while (!queued_at(p, pos))
             pos++;
         out[i] = p->q[pos & p->q_mask];
+        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
+        __builtin_prefetch(&p->blocks[p->q[(pos + 2 * DIST) & p->q_mask]], 1);
         if (i < 2 * DIST)
             prefetch_pop(p, out[i]);
     }
@@ -627,23 +672,30 @@ done:
     return rc;
 }
 
-/* The index walk: every table entry is a first holder with a consistent chain, the
- * filter counts it, exactly the digest blocks are in chains. */
+/* The index walk: every first holder is what the table answers for its digest, with a
+ * consistent chain, and the filter counts it; the table holds exactly the first holders;
+ * exactly the digest blocks are in chains. */
 static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
 {
     int rc = 0;
     const block *B = p->blocks;
-    uint32_t in_chains = 0, len;
-    for (const entry *first = p->index; first; first = first->hh.next) {
-        kv_block_id f = id_of(p, first);
-        CHECK(BLOCK_ID(&B[f]) == ID_DIGEST && first->dup_prev == KV_NO_BLOCK,
-              "index entry %d is not a first holder", f);
+    uint32_t in_chains = 0, heads = 0, len;
+    for (uint32_t i = 1; i < p->n; i++) {
+        const entry *first = &p->ent[i];
+        kv_block_id f = (kv_block_id)i;
+        if (BLOCK_ID(&B[f]) != ID_DIGEST || first->dup_prev != KV_NO_BLOCK)
+            continue;
         CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
               "the negative filter misses the digest of block %d", f);
+        CHECK(index_find(p, &first->digest) == first, "index entry %d is not a first holder",
+              f);
         if ((rc = check_chain(p, f, &len, diag)) != 0)
             goto done;
+        heads++;
         in_chains += len;
     }
+    unsigned items = p->index ? p->index->hh.tbl->num_items : 0;
+    CHECK(heads == items, "%u first holders but %u index entries", heads, items);
     CHECK(in_chains == n_digest, "%u hashed blocks but %u in the index", n_digest, in_chains);
 done:
     return rc;

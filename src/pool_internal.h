@@ -74,7 +74,9 @@ struct kv_pool {
     uint32_t num_cached_free; /* queued blocks that are hashed */
     uint64_t num_refs;        /* Σ refcounts, kept as the verbs change them */
     uint64_t evictions;
-    entry *index;        /* uthash head: first holders of digests */
+    entry *index;        /* uthash head (&anchor once made); its buckets hold the first
+                            holders of digests */
+    entry anchor;        /* the table's head, in no bucket (pool.c, "hash index") */
     unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
     uint8_t *filter;     /* negative filter: digests in the table per slot, saturating */
     uint32_t filter_mask; /* 2^(index_log2 + 2) − 1 */
