@@ -449,23 +449,27 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
  * while entry i is processed. */
 enum { DIST = 8 };
 
-/* What evicting block b (a pop) will write: its bucket and its filter counter. */
-static void prefetch_eviction(const kv_pool *p, kv_block_id b)
+/* What evicting block b (a pop) will write: its bucket and its filter counter.  Inlined
+ * by force: GCC finds an out-of-line copy free of side effects (a prefetch is none to it)
+ * and deletes its calls, prefetches and all. */
+static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
     const entry *e = &p->ent[b];
     if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
         return;
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
-#ifndef PF_NO_NEIGH
     __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
-#endif
 }
 
 static void prefetch_entry(const kv_pool *p, kv_block_id b)
 {
-    __builtin_prefetch(&p->ent[b], 1);
-    __builtin_prefetch((const char *)&p->ent[b] + 64, 1); /* an entry spans two lines */
+    /* An entry (sizeof entry bytes, unaligned) spans two or three lines: its first
+     * byte's, the next, and its last byte's (often the next again). */
+    const char *e = (const char *)&p->ent[b];
+    __builtin_prefetch(e, 1);
+    __builtin_prefetch(e + 64, 1);
+    __builtin_prefetch(e + sizeof(entry) - 1, 1);
 }
 
 /* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
@@ -498,8 +502,8 @@ static void prefetch_pop(const kv_pool *p, kv_block_id b)
 void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
 {
     assert(n <= p->num_free && "kv_pool_pop_n beyond the free queue");
-    /* The next n pops take the first n queued blocks in queue order: find them in the
-     * ring (the hot halves' loads independent of each other), then evict them with their
+    /* The next n pops take the first n queued blocks in queue order: read their ids off
+     * the ring (prefetching the hot halves a little ahead), then evict them with their
      * misses in flight. */
     uint32_t pos = p->q_head;
     for (uint32_t i = 0; i < n; i++, pos++) {
