@@ -280,6 +280,19 @@ Test(pool, free_order_names)
     cr_assert_str_eq(kv_free_order_name(KV_FREE_APPEND), "append");
 }
 
+/* Move 1..max (at most *n_held) random references from held to batch; their count. */
+static size_t take_batch(kv_rng *rng, kv_block_id *held, size_t *n_held, kv_block_id *batch,
+                         size_t max)
+{
+    size_t k = 1 + (size_t)kv_rng_below(rng, *n_held < max ? *n_held : max);
+    for (size_t i = 0; i < k; i++) {
+        size_t at = (size_t)kv_rng_below(rng, *n_held);
+        batch[i] = held[at];
+        held[at] = held[--*n_held];
+    }
+    return k;
+}
+
 /* Seeded random operations against a reference model of refcounts, with the full
  * invariant walk every 97 operations and at the end: ≥ 100,000 operations per case. */
 static void stress(kv_free_order order, bool caching, uint64_t seed)
@@ -315,14 +328,10 @@ static void stress(kv_free_order order, bool caching, uint64_t seed)
                 touches++;
             }
         } else if (n_held > 0) {
-            size_t k = 1 + (size_t)kv_rng_below(&rng, n_held < 5 ? n_held : 5);
             kv_block_id batch[5];
-            for (size_t i = 0; i < k; i++) {
-                size_t at = (size_t)kv_rng_below(&rng, n_held);
-                batch[i] = held[at];
-                held[at] = held[--n_held];
+            size_t k = take_batch(&rng, held, &n_held, batch, 5);
+            for (size_t i = 0; i < k; i++)
                 ref[batch[i]]--;
-            }
             kv_pool_free(pool, batch, k);
             frees++;
         }
@@ -438,13 +447,8 @@ static void queue_order_walk(kv_free_order order, uint64_t seed)
                 held[n_held++] = b;
             }
         } else if (n_held > 0) {
-            size_t k = 1 + (size_t)kv_rng_below(&rng, n_held < 6 ? n_held : 6);
             kv_block_id batch[6];
-            for (size_t i = 0; i < k; i++) {
-                size_t at = (size_t)kv_rng_below(&rng, n_held);
-                batch[i] = held[at];
-                held[at] = held[--n_held];
-            }
+            size_t k = take_batch(&rng, held, &n_held, batch, 6);
             model_free(&m, batch, k, ref, order);
             kv_pool_free(pool, batch, k);
         }
