@@ -434,8 +434,8 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
                            kv_trace_format_name(trace->format));
     if (cfg->block_size == 0)
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
-    if (kv_hasher_create(&d->hasher, model_name, dtype_name, cfg->block_size) != 0)
-        return kv_diag_set(diag, -KV_ENOMEM, "cannot initialise SHA-256");
+    if ((rc = kv_replay_hasher(&d->hasher, cfg, trace, model_name, dtype_name, diag)) != 0)
+        return rc; /* --hash-algo, plan's chain store and the chain memo, as kv_replay */
     res->n = trace->n;
     res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);
     kv_engine_config ec = *cfg;

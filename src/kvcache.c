@@ -281,7 +281,8 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
         }
         s->num_cached = s->len;
     }
-    kv_pool_pop_n(c->pool, n_new, s->table + s->len);
+    if (n_new > 0)
+        kv_pool_pop_n(c->pool, n_new, s->table + s->len);
     s->len += n_new;
 
     uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
@@ -293,10 +294,11 @@ void kv_cache_commit(kv_cache *c, kv_seq *s, uint32_t num_tokens)
 {
     if (!c->caching)
         return;
-    uint32_t full = num_tokens / c->block_size;
-    assert(full <= s->len);
-    if (full <= s->num_cached)
+    /* Most calls (a decode step inside a block) fill no new block: no division for them. */
+    if ((uint64_t)num_tokens < ((uint64_t)s->num_cached + 1) * c->block_size)
         return;
+    uint32_t full = num_tokens / c->block_size;
+    assert(full <= s->len && full > s->num_cached);
     uint32_t fp = private_from(c, s), j = s->num_cached;
     uint32_t dig_end = full < fp ? full : fp;
     if (dig_end > j) {

@@ -28,27 +28,35 @@
  * could look valid again only after 2^30 private identities of one block within the
  * owner's lifetime, each an eviction cycle of the whole pool.
  *
- * Layout.  Two arrays of N (+1) structs, never moved, indexed by block id: `blocks`, the
- * hot half (refcount, queue links, identity tag: 16 bytes), and `ent`, the cold half
- * (digest, uthash handle, holder links).  Slot N of `blocks` is the sentinel of the
- * circular, doubly linked free queue (intrusive: prev/next are indices, unlink is O(1)).
+ * Layout.  Two arrays of N structs, never moved, indexed by block id: `blocks`, the hot
+ * half (refcount, queue position, identity tag: 12 bytes), and `ent`, the cold half
+ * (digest, uthash handle, holder links).  The free queue is a ring of block ids (at least
+ * 2N slots) between a head and a tail position: an append writes the tail, a prepend the
+ * slot before the head, and taking a block off (a pop at the head, a touch anywhere)
+ * empties its slot, which the head skips later; when the ring is full the queue is
+ * compacted in order (O(ring), after at least ring − N links).  A pop of n blocks thus
+ * reads ids in sequence instead of chasing n links through the hot array, and unlink
+ * stays O(1).
  * The uthash table's entries are the cold halves themselves: the first holder of a
  * digest is in the table; later holders hang off it through dup_prev/dup_next, the head
  * remembering the last holder, so "first inserted still present" survives any removal
  * in O(1).  uthash hashes the digest's first bytes (SHA-256 output).
  *
- * Cheap index operations (issue 9).  The bucket array is sized for the pool at once (no
- * rehash, chains < 1).  A negative filter, one saturating byte counter per 2^k slots
- * (k = index_log2 + 2, 8 slots a block) keyed by the digest's second word, counts the
- * digests in the table: a find whose counter is 0 is a miss without touching the bucket
- * array, which is what most finds are (a newly computed block, the end of a hit walk).  A
- * counter at 255 sticks (never decremented), so the filter never says "absent" wrongly.
- * Pops prefetch the next head's halves and, one pop later, its bucket and the uthash
- * neighbours its eviction will write; callers prefetch the buckets of digests they are
- * about to cache or look up (kv_pool_prefetch).
+ * Cheap index operations (issue 9).  The table is buckets only (no uthash application-
+ * order list, whose upkeep wrote two random entries per eviction; see "hash index"
+ * below).  The bucket array is sized for the pool at once (no rehash, chains < 1).  A
+ * negative filter, one saturating byte counter per 2^k slots (k = index_log2 + 2, 8
+ * slots a block) keyed by the digest's second word, counts the digests in the table: a
+ * find whose counter is 0 is a miss without touching the bucket array, which is what
+ * most finds are (a newly computed block, the end of a hit walk).  A counter at 255
+ * sticks (never decremented), so the filter never says "absent" wrongly.  A pop of n
+ * blocks prefetches, a few blocks ahead, the cold halves of the digest blocks it will
+ * evict and, a few blocks later, their buckets and filter counters; callers prefetch the
+ * buckets of digests they are about to cache or look up (kv_pool_prefetch).
  *
  * Invariants (kv_pool_check walks them, O(N)):
  *   refcount(b) == 0  ⇔  b is on the free queue            (b ≠ null block)
+ *   b queued  ⇔  the ring's slot at b's position, in [head, tail), holds b
  *   queue length == num_free;  num_cached_free == #{queued b : hashed(b)}
  *   b in index under h  ⇔  digest(b) == h;  holders of h in insertion order
  *   filter[slot(h)] ≥ #{digests h in the table at that slot} (= unless saturated)
@@ -86,36 +94,64 @@ const char *kv_free_order_name(kv_free_order o)
 
 /* ---- free queue ------------------------------------------------------------------- */
 
-static kv_block_id sentinel(const kv_pool *p)
+/* Whether the slot at position pos (in [q_head, q_tail)) holds a queued block: taking a
+ * block off the queue empties its slot (block 0, the null block, is never queued). */
+static bool queued_at(const kv_pool *p, uint32_t pos)
 {
-    return (kv_block_id)p->n;
+    return p->q[pos & p->q_mask] != KV_NULL_BLOCK;
 }
 
-static void link_after(kv_pool *p, kv_block_id at, kv_block_id b)
+/* Whether b is on the queue: its last position still holds it. */
+static bool is_queued(const kv_pool *p, kv_block_id b)
 {
-    block *B = p->blocks;
-    assert(B[b].prev == KV_NO_BLOCK && B[b].next == KV_NO_BLOCK && "link: already queued");
-    kv_block_id nx = B[at].next;
-    B[b].prev = at;
-    B[b].next = nx;
-    B[at].next = b;
-    B[nx].prev = b;
+    uint32_t pos = p->blocks[b].pos;
+    return pos - p->q_head < p->q_tail - p->q_head && p->q[pos & p->q_mask] == b;
+}
+
+/* Squeeze the empty slots out of the ring, keeping the queue order. */
+static void compact(kv_pool *p)
+{
+    uint32_t w = p->q_head;
+    for (uint32_t r = p->q_head; r != p->q_tail; r++) {
+        kv_block_id b = p->q[r & p->q_mask];
+        if (b == KV_NULL_BLOCK)
+            continue;
+        p->q[w & p->q_mask] = b;
+        p->blocks[b].pos = w++;
+    }
+    p->q_tail = w;
+    assert(w - p->q_head == p->num_free);
+}
+
+/* Queue b at the tail (front: at the head). */
+static void link_block(kv_pool *p, kv_block_id b, bool front)
+{
+    assert(b != KV_NULL_BLOCK && p->blocks[b].ref == 0 && !is_queued(p, b));
+    if (p->q_tail - p->q_head == p->q_mask + 1)
+        compact(p);
+    uint32_t pos = front ? --p->q_head : p->q_tail++;
+    p->q[pos & p->q_mask] = b;
+    p->blocks[b].pos = pos;
     p->num_free++;
-    if (BLOCK_ID(&B[b]) != ID_NONE)
+    if (BLOCK_ID(&p->blocks[b]) != ID_NONE)
         p->num_cached_free++;
 }
 
 static void unlink_block(kv_pool *p, kv_block_id b)
 {
-    block *B = p->blocks;
-    assert(B[b].ref == 0 && b != KV_NULL_BLOCK);
-    assert(B[b].prev != KV_NO_BLOCK && B[B[b].prev].next == b && "unlink: not queued");
-    B[B[b].prev].next = B[b].next;
-    B[B[b].next].prev = B[b].prev;
-    B[b].prev = B[b].next = KV_NO_BLOCK;
+    assert(b != KV_NULL_BLOCK && p->blocks[b].ref == 0 && is_queued(p, b));
+    p->q[p->blocks[b].pos & p->q_mask] = KV_NULL_BLOCK;
     p->num_free--;
-    if (BLOCK_ID(&B[b]) != ID_NONE)
+    if (BLOCK_ID(&p->blocks[b]) != ID_NONE)
         p->num_cached_free--;
+}
+
+/* The queue head, the empty slots before it dropped (the queue is not empty). */
+static kv_block_id queue_head(kv_pool *p)
+{
+    while (!queued_at(p, p->q_head))
+        p->q_head++;
+    return p->q[p->q_head & p->q_mask];
 }
 
 /* ---- negative filter -------------------------------------------------------------- */
@@ -154,6 +190,50 @@ static entry *index_find(const kv_pool *p, const kv_digest *d)
 
 /* ---- hash index ------------------------------------------------------------------- */
 
+/* The table keeps uthash's buckets only.  HASH_ADD and HASH_DELETE also keep an
+ * application-order list through every entry, and a delete writes both its neighbours
+ * there (two more random cache lines per eviction); nothing here walks that order, so
+ * the table's head is an anchor entry that is in no bucket, the list holds only it, and
+ * entries enter and leave buckets by uthash's bucket macros (HASH_FIND, HASH_CLEAR and
+ * bucket expansion work on buckets alone). */
+static UT_hash_table *table(kv_pool *p)
+{
+    if (!p->index) { /* the table is made on first use: buckets sized for the pool */
+        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &p->anchor);
+        UT_hash_table *t = p->index->hh.tbl;
+        HASH_DEL_IN_BKT(t->buckets[p->anchor.hh.hashv & (t->num_buckets - 1)],
+                        &p->anchor.hh);
+        t->num_items--;
+    }
+    return p->index->hh.tbl;
+}
+
+static void table_add(kv_pool *p, entry *e)
+{
+    UT_hash_table *t = table(p);
+    unsigned hv, bkt;
+    HASH_VALUE(e->digest.b, KV_DIGEST_LEN, hv);
+    e->hh.tbl = t;
+    e->hh.prev = e->hh.next = NULL;
+    e->hh.key = e->digest.b;
+    e->hh.keylen = KV_DIGEST_LEN;
+    e->hh.hashv = hv;
+    HASH_TO_BKT(hv, t->num_buckets, bkt);
+    int oomed = 0; /* uthash_malloc never fails (kv_xmalloc) */
+    (void)oomed;
+    HASH_ADD_TO_BKT(t->buckets[bkt], hh, &e->hh, oomed);
+    t->num_items++;
+}
+
+static void table_delete(kv_pool *p, entry *e)
+{
+    UT_hash_table *t = table(p);
+    unsigned bkt;
+    HASH_TO_BKT(e->hh.hashv, t->num_buckets, bkt);
+    HASH_DEL_IN_BKT(t->buckets[bkt], &e->hh);
+    t->num_items--;
+}
+
 static kv_block_id id_of(const kv_pool *p, const entry *e)
 {
     return (kv_block_id)(e - p->ent);
@@ -182,7 +262,7 @@ static void index_insert(kv_pool *p, kv_block_id b, const kv_digest *d)
     p->blocks[b].tag = (p->blocks[b].tag & ~3u) | ID_DIGEST;
     chain_append(p, first, b);
     if (!first) {
-        HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, e);
+        table_add(p, e);
         filter_add(p, d);
     }
 }
@@ -210,9 +290,9 @@ static void index_remove(kv_pool *p, kv_block_id b)
             E[nx].dup_prev = KV_NO_BLOCK;
             E[nx].dup_last = last;
         }
-        HASH_DELETE(hh, p->index, &E[b]);
+        table_delete(p, &E[b]);
         if (nx != KV_NO_BLOCK)
-            HASH_ADD(hh, p->index, digest, KV_DIGEST_LEN, &E[nx]);
+            table_add(p, &E[nx]);
         else
             filter_remove(p, &E[b].digest);
     } else {
@@ -239,23 +319,26 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
     p->n = num_blocks;
     p->caching = caching;
     p->order = order;
-    p->blocks = kv_xcalloc((size_t)num_blocks + 1, sizeof *p->blocks);
+    p->blocks = kv_xcalloc(num_blocks, sizeof *p->blocks);
     p->ent = kv_xcalloc(num_blocks, sizeof *p->ent);
     p->index_log2 = 5;
     while (p->index_log2 < 22 && (1ull << p->index_log2) < 2ull * num_blocks)
         p->index_log2++;
     p->filter_mask = (1u << (p->index_log2 + 2)) - 1;
     p->filter = kv_xcalloc((size_t)p->filter_mask + 1, 1);
-    block *B = p->blocks;
-    kv_block_id s = sentinel(p);
-    B[s].prev = B[s].next = s;
-    for (uint32_t i = 0; i < num_blocks; i++) {
+    /* A ring of at least 2N slots (at most 2^31): a compaction, O(ring), comes after at
+     * least ring − N links, so links stay O(1) amortised. */
+    uint64_t ring = 16;
+    while (ring < 2ull * num_blocks && ring < (1ull << 31))
+        ring <<= 1;
+    p->q = kv_xcalloc((size_t)ring, sizeof *p->q);
+    p->q_mask = (uint32_t)(ring - 1);
+    for (uint32_t i = 0; i < num_blocks; i++)
         p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
-        B[i].prev = B[i].next = KV_NO_BLOCK;
-    }
-    /* R1 then R2: queue [0..N−1], then the null block is popped from the head for good. */
+    /* R1 then R2: queue [0..N−1], then the null block is popped from the head for good
+     * (the same as queueing [1..N−1]). */
     for (uint32_t i = 1; i < num_blocks; i++)
-        link_after(p, B[s].prev, (kv_block_id)i);
+        link_block(p, (kv_block_id)i, false);
     *out = p;
     return 0;
 }
@@ -266,6 +349,7 @@ void kv_pool_destroy(kv_pool *p)
         return;
     assert(p->num_free == p->n - 1 && "kv_pool_destroy: blocks still referenced");
     HASH_CLEAR(hh, p->index);
+    free(p->q);
     free(p->filter);
     free(p->ent);
     free(p->blocks);
@@ -361,35 +445,37 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
 }
 
 /* Batches pipeline their cache misses: entry i + 2·DIST is requested, then the bucket
- * and uthash neighbours of entry i + DIST (whose halves have had DIST steps to arrive),
+ * and filter counter of entry i + DIST (whose halves have had DIST steps to arrive),
  * while entry i is processed. */
 enum { DIST = 8 };
 
-/* What evicting block b (a pop) will write: its bucket and its uthash neighbours. */
-static void prefetch_eviction(const kv_pool *p, kv_block_id b)
+/* What evicting block b (a pop) will write: its bucket and its filter counter.  Inlined
+ * by force: GCC finds an out-of-line copy free of side effects (a prefetch is none to it)
+ * and deletes its calls, prefetches and all. */
+static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
     const entry *e = &p->ent[b];
     if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
         return;
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
-    if (e->hh.prev)
-        __builtin_prefetch((const char *)e->hh.prev + t->hho, 1);
-    if (e->hh.next)
-        __builtin_prefetch((const char *)e->hh.next + t->hho, 1);
     __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
 }
 
 static void prefetch_entry(const kv_pool *p, kv_block_id b)
 {
-    __builtin_prefetch(&p->ent[b], 1);
-    __builtin_prefetch((const char *)&p->ent[b] + 64, 1); /* an entry spans two lines */
+    /* An entry (sizeof entry bytes, unaligned) spans two or three lines: its first
+     * byte's, the next, and its last byte's (often the next again). */
+    const char *e = (const char *)&p->ent[b];
+    __builtin_prefetch(e, 1);
+    __builtin_prefetch(e + 64, 1);
+    __builtin_prefetch(e + sizeof(entry) - 1, 1);
 }
 
 /* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
 static kv_block_id pop_one(kv_pool *p)
 {
-    kv_block_id b = p->blocks[sentinel(p)].next;
+    kv_block_id b = queue_head(p);
     unlink_block(p, b);
     if (BLOCK_ID(&p->blocks[b]) != ID_NONE) {
         index_remove(p, b);
@@ -406,24 +492,34 @@ kv_block_id kv_pool_pop(kv_pool *p)
     return pop_one(p);
 }
 
+/* Prefetch what popping b will touch beyond the hot half (only a digest block has any). */
+static void prefetch_pop(const kv_pool *p, kv_block_id b)
+{
+    if (BLOCK_ID(&p->blocks[b]) == ID_DIGEST)
+        prefetch_entry(p, b);
+}
+
 void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
 {
     assert(n <= p->num_free && "kv_pool_pop_n beyond the free queue");
-    const block *B = p->blocks;
-    kv_block_id s = sentinel(p);
-    /* The next n pops take the first n queued blocks in queue order: find them in the
-     * hot array, then evict them with their misses in flight. */
-    kv_block_id b = B[s].next;
-    for (uint32_t i = 0; i < n; i++, b = B[b].next) {
-        out[i] = b;
+    /* The next n pops take the first n queued blocks in queue order: read their ids off
+     * the ring (prefetching the hot halves a little ahead), then evict them with their
+     * misses in flight. */
+    uint32_t pos = p->q_head;
+    for (uint32_t i = 0; i < n; i++, pos++) {
+        while (!queued_at(p, pos))
+            pos++;
+        out[i] = p->q[pos & p->q_mask];
+        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
+        __builtin_prefetch(&p->blocks[p->q[(pos + 2 * DIST) & p->q_mask]], 1);
         if (i < 2 * DIST)
-            prefetch_entry(p, b);
+            prefetch_pop(p, out[i]);
     }
     for (uint32_t i = 0; i < n && i < DIST; i++)
         prefetch_eviction(p, out[i]);
     for (uint32_t i = 0; i < n; i++) {
         if (i + 2 * DIST < n)
-            prefetch_entry(p, out[i + 2 * DIST]);
+            prefetch_pop(p, out[i + 2 * DIST]);
         if (i + DIST < n)
             prefetch_eviction(p, out[i + DIST]);
         kv_block_id got = pop_one(p);
@@ -470,10 +566,10 @@ bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
 void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
 {
     block *B = p->blocks;
-    kv_block_id s = sentinel(p);
-    /* Prepended blocks keep the given order: the first goes to the head, each next one
-     * right after the previous (no buffer needed). */
-    kv_block_id cursor = s;
+    /* R7 in two passes: appends as refcounts reach 0, in the given order; then, walking
+     * back, the blocks split order prepends (no hash; with caching off, every block), so
+     * the first of them ends at the head and the others follow in the given order. */
+    bool split = p->order == KV_FREE_SPLIT, any_front = false;
     for (size_t i = 0; i < n; i++) {
         kv_block_id b = blocks[i];
         if (i + 8 < n) /* table entries are scattered over the pool */
@@ -482,25 +578,26 @@ void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
         p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        /* R7: split prepends a block that holds no hash (with caching off, every block),
-         * append appends every block. */
-        bool prepend = p->order == KV_FREE_SPLIT && BLOCK_ID(&B[b]) == ID_NONE;
-        if (prepend) {
-            link_after(p, cursor, b);
-            cursor = b;
-        } else {
-            link_after(p, B[s].prev, b);
-        }
+        if (split && BLOCK_ID(&B[b]) == ID_NONE)
+            any_front = true;
+        else
+            link_block(p, b, false);
+    }
+    for (size_t i = n; any_front && i-- > 0;) {
+        kv_block_id b = blocks[i];
+        if (B[b].ref == 0 && BLOCK_ID(&B[b]) == ID_NONE && !is_queued(p, b))
+            link_block(p, b, true);
     }
 }
 
 size_t kv_pool_queue(const kv_pool *p, kv_block_id *out, size_t cap)
 {
     size_t n = 0;
-    kv_block_id s = sentinel(p);
-    for (kv_block_id b = p->blocks[s].next; b != s; b = p->blocks[b].next) {
+    for (uint32_t pos = p->q_head; pos != p->q_tail; pos++) {
+        if (!queued_at(p, pos))
+            continue;
         if (n < cap)
-            out[n] = b;
+            out[n] = p->q[pos & p->q_mask];
         n++;
     }
     return n;
@@ -533,14 +630,16 @@ static int check_queue(const kv_pool *p, uint8_t *queued, kv_diag *diag)
 {
     int rc = 0;
     const block *B = p->blocks;
-    kv_block_id s = sentinel(p);
     uint32_t qlen = 0, qcached = 0;
-    for (kv_block_id b = B[s].next, prev = s; b != s; prev = b, b = B[b].next) {
+    CHECK(p->q_tail - p->q_head <= p->q_mask + 1, "free queue ring overfull");
+    for (uint32_t pos = p->q_head; pos != p->q_tail; pos++) {
+        kv_block_id b = p->q[pos & p->q_mask];
+        if (b == KV_NULL_BLOCK)
+            continue;
         CHECK(b > KV_NULL_BLOCK && (uint32_t)b < p->n, "queue holds bad id %d", b);
         CHECK(!queued[b], "block %d queued twice", b);
-        CHECK(B[b].prev == prev, "block %d has a broken prev link", b);
+        CHECK(B[b].pos == pos, "queued block %d has a stale position", b);
         CHECK(B[b].ref == 0, "queued block %d has refcount %u", b, B[b].ref);
-        CHECK(qlen < p->n, "free queue longer than the pool");
         queued[b] = 1;
         qlen++;
         qcached += BLOCK_ID(&B[b]) != ID_NONE;
@@ -577,23 +676,30 @@ done:
     return rc;
 }
 
-/* The index walk: every table entry is a first holder with a consistent chain, the
- * filter counts it, exactly the digest blocks are in chains. */
+/* The index walk: every first holder is what the table answers for its digest, with a
+ * consistent chain, and the filter counts it; the table holds exactly the first holders;
+ * exactly the digest blocks are in chains. */
 static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
 {
     int rc = 0;
     const block *B = p->blocks;
-    uint32_t in_chains = 0, len;
-    for (const entry *first = p->index; first; first = first->hh.next) {
-        kv_block_id f = id_of(p, first);
-        CHECK(BLOCK_ID(&B[f]) == ID_DIGEST && first->dup_prev == KV_NO_BLOCK,
-              "index entry %d is not a first holder", f);
+    uint32_t in_chains = 0, heads = 0, len;
+    for (uint32_t i = 1; i < p->n; i++) {
+        const entry *first = &p->ent[i];
+        kv_block_id f = (kv_block_id)i;
+        if (BLOCK_ID(&B[f]) != ID_DIGEST || first->dup_prev != KV_NO_BLOCK)
+            continue;
         CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
               "the negative filter misses the digest of block %d", f);
+        CHECK(index_find(p, &first->digest) == first, "index entry %d is not a first holder",
+              f);
         if ((rc = check_chain(p, f, &len, diag)) != 0)
             goto done;
+        heads++;
         in_chains += len;
     }
+    unsigned items = p->index ? p->index->hh.tbl->num_items : 0;
+    CHECK(heads == items, "%u first holders but %u index entries", heads, items);
     CHECK(in_chains == n_digest, "%u hashed blocks but %u in the index", n_digest, in_chains);
 done:
     return rc;

@@ -42,12 +42,11 @@ enum {
     ID_PRIVATE,  /* an identity unique to one request, recorded by its owner as (b, tag) */
 };
 
-/* Hot half of a block: what the free queue and refcounting touch (16 bytes, so the
- * queue's neighbour accesses stay in a small array). */
+/* Hot half of a block: what the free queue and refcounting touch (12 bytes, so the
+ * queue's checks stay in a small array). */
 typedef struct block {
-    uint32_t ref;     /* refcount; 0 ⇔ on the free queue (null block excepted) */
-    kv_block_id prev; /* free-queue links; KV_NO_BLOCK while not queued */
-    kv_block_id next;
+    uint32_t ref; /* refcount; 0 ⇔ on the free queue (null block excepted) */
+    uint32_t pos; /* while queued: its position in the queue ring (see kv_pool.q) */
     uint32_t tag; /* identity kind in bits 0–1 (ID_*; "hashed" ⇔ kind != ID_NONE), above
                      them a generation that grows each time b gets a private identity */
 } block;
@@ -64,14 +63,20 @@ typedef struct entry {
 } entry;
 
 struct kv_pool {
-    block *blocks;            /* N + 1 entries; [N] is the queue sentinel */
+    block *blocks;            /* N entries, indexed by block id */
     entry *ent;               /* N entries, parallel to blocks */
+    kv_block_id *q;           /* the free queue: a ring of 2^k ≥ 2N slots, positions */
+    uint32_t q_mask;          /*   [q_head, q_tail) (wrapping counters, slot = pos & q_mask) */
+    uint32_t q_head;          /*   hold each queued block at its pos, and stale slots */
+    uint32_t q_tail;          /*   (tombstones) of blocks unlinked since */
     uint32_t n;               /* N */
     uint32_t num_free;        /* queue length */
     uint32_t num_cached_free; /* queued blocks that are hashed */
     uint64_t num_refs;        /* Σ refcounts, kept as the verbs change them */
     uint64_t evictions;
-    entry *index;        /* uthash head: first holders of digests */
+    entry *index;        /* uthash head (&anchor once made); its buckets hold the first
+                            holders of digests */
+    entry anchor;        /* the table's head, in no bucket (pool.c, "hash index") */
     unsigned index_log2; /* initial bucket count 2^index_log2 ≥ 2N, at most 2^22 */
     uint8_t *filter;     /* negative filter: digests in the table per slot, saturating */
     uint32_t filter_mask; /* 2^(index_log2 + 2) − 1 */

@@ -154,14 +154,11 @@ static void stop_run(driver *d)
         }
 }
 
-int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
-              const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
-              kv_run_result *res, kv_diag *diag)
+int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trace *trace,
+                     const char *model_name, const char *dtype_name, kv_diag *diag)
 {
-    memset(res, 0, sizeof *res);
+    *out = NULL;
     kv_hasher *hasher = NULL;
-    if (cfg->block_size == 0)
-        return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
     int hrc = kv_hasher_create_algo(&hasher, model_name, dtype_name, cfg->block_size,
                                     cfg->hash_algo);
     if (hrc != 0)
@@ -174,6 +171,21 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
         has_ids = trace->reqs[i].content == KV_CONTENT_HASH_IDS;
     if (has_ids && cfg->prefix_caching && tb % cfg->block_size == 0)
         kv_hasher_memo(hasher, KV_SIM_MEMO_BYTES, tb / cfg->block_size);
+    *out = hasher;
+    return 0;
+}
+
+int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
+              const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
+              kv_run_result *res, kv_diag *diag)
+{
+    memset(res, 0, sizeof *res);
+    kv_hasher *hasher = NULL;
+    if (cfg->block_size == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
+    int hrc = kv_replay_hasher(&hasher, cfg, trace, model_name, dtype_name, diag);
+    if (hrc != 0)
+        return hrc;
     kv_engine_config ec = *cfg;
     res->n = trace->n;
     res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);

@@ -693,6 +693,9 @@ static void identity_as(const char *rel, const kv_trace_options *to, uint32_t nu
     cr_assert_str_eq(sa, sb, "%s (%s): summary", rel, async ? "async" : "sync");
     cr_assert_eq(memcmp(&ref.stats, &res.stats, sizeof res.stats), 0, "%s (%s): stats", rel,
                  async ? "async" : "sync");
+    /* The same hasher (kv_replay_hasher: algorithm, chain memo, plan's chain store). */
+    cr_assert_eq(ref.blocks_hashed, res.blocks_hashed, "%s: blocks hashed %llu vs %llu", rel,
+                 (unsigned long long)ref.blocks_hashed, (unsigned long long)res.blocks_hashed);
     free(qa);
     free(qb);
     free(sa);
@@ -986,4 +989,39 @@ Test(cluster, private_blocks_are_hashed_by_no_router_and_change_no_choice)
             kv_run_result_release(&ref);
         }
     }
+}
+
+/* §9 "Hash function" and "Shared work": a replay's hasher, made once for kv_replay and
+ * the cluster driver alike, takes the configured algorithm and a chain memo for a
+ * hash_ids trace. */
+Test(cluster, replay_hasher_takes_the_algorithm_and_the_memo)
+{
+    kv_trace *t;
+    kv_diag d;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/mooncake_conv_500.jsonl", getenv("KVSIM_SRC"));
+    kv_trace_options to = {.format = KV_TRACE_AUTO, .time_scale = 1, .rate = 20, .seed = 1};
+    cr_assert_eq(kv_trace_load(&t, path, &to, &d), 0, "%s", d.msg);
+    kv_engine_config c = config(3000, 16, "fixed:0.01");
+    for (int a = 0; a < 2; a++) {
+        c.hash_algo = a ? KV_HASH_XXH3_128 : KV_HASH_SHA256;
+        kv_hasher *h, *plain;
+        if (kv_hasher_create_algo(&plain, "llama-3-8b", "bf16", 16, c.hash_algo) != 0)
+            continue; /* built without libxxhash */
+        cr_assert_eq(kv_replay_hasher(&h, &c, t, "llama-3-8b", "bf16", &d), 0, "%s", d.msg);
+        cr_assert_eq(memcmp(kv_hasher_seed(h), kv_hasher_seed(plain), KV_DIGEST_LEN), 0,
+                     "%s: the seed of another algorithm", kv_hash_algo_name(c.hash_algo));
+        kv_content ct;
+        kv_content_from_spec(&ct, &t->reqs[1], t->trace_block_size, 0);
+        kv_digest x[4], y[4];
+        kv_hasher_chain(h, &ct, x, 0, 4);
+        kv_hasher_chain(h, &ct, y, 0, 4); /* the same pairs again: memo hits */
+        uint64_t hits = 0, misses = 0;
+        kv_hasher_memo_stats(h, &hits, &misses);
+        cr_assert_gt(hits, 0, "no chain memo for a hash_ids trace");
+        cr_assert_eq(memcmp(x, y, sizeof x), 0);
+        kv_hasher_destroy(h);
+        kv_hasher_destroy(plain);
+    }
+    kv_trace_free(t);
 }

@@ -199,7 +199,8 @@ Test(engine, pool_walk_catches_a_refcount_off_the_queue)
     live L;
     start_live(&L);
     struct kv_pool *p = (struct kv_pool *)kv_engine_pool(L.e);
-    kv_block_id head = p->blocks[p->n].next; /* a free block */
+    kv_block_id head = KV_NO_BLOCK;
+    kv_pool_queue(p, &head, 1); /* a free block */
     p->blocks[head].ref = 1;
     expect_violation(&L, "pool: ");
     p->blocks[head].ref = 0;

@@ -280,6 +280,19 @@ Test(pool, free_order_names)
     cr_assert_str_eq(kv_free_order_name(KV_FREE_APPEND), "append");
 }
 
+/* Move 1..max (at most *n_held) random references from held to batch; their count. */
+static size_t take_batch(kv_rng *rng, kv_block_id *held, size_t *n_held, kv_block_id *batch,
+                         size_t max)
+{
+    size_t k = 1 + (size_t)kv_rng_below(rng, *n_held < max ? *n_held : max);
+    for (size_t i = 0; i < k; i++) {
+        size_t at = (size_t)kv_rng_below(rng, *n_held);
+        batch[i] = held[at];
+        held[at] = held[--*n_held];
+    }
+    return k;
+}
+
 /* Seeded random operations against a reference model of refcounts, with the full
  * invariant walk every 97 operations and at the end: ≥ 100,000 operations per case. */
 static void stress(kv_free_order order, bool caching, uint64_t seed)
@@ -315,14 +328,10 @@ static void stress(kv_free_order order, bool caching, uint64_t seed)
                 touches++;
             }
         } else if (n_held > 0) {
-            size_t k = 1 + (size_t)kv_rng_below(&rng, n_held < 5 ? n_held : 5);
             kv_block_id batch[5];
-            for (size_t i = 0; i < k; i++) {
-                size_t at = (size_t)kv_rng_below(&rng, n_held);
-                batch[i] = held[at];
-                held[at] = held[--n_held];
+            size_t k = take_batch(&rng, held, &n_held, batch, 5);
+            for (size_t i = 0; i < k; i++)
                 ref[batch[i]]--;
-            }
             kv_pool_free(pool, batch, k);
             frees++;
         }
@@ -363,4 +372,99 @@ Test(pool, R9_stress_append)
 Test(pool, R9_stress_caching_off)
 {
     stress(KV_FREE_SPLIT, false, 3);
+}
+
+/* The free queue's order (R4, R6, R7) against a plain list, through many compactions of
+ * the ring that holds it (DESIGN §9, pool.c "Layout": a ring of 2N slots is compacted
+ * after at least N links; 16 blocks and 30,000 operations compact it hundreds of times). */
+typedef struct {
+    kv_block_id q[64];
+    size_t n;
+} list_model;
+
+static void model_remove(list_model *m, kv_block_id b)
+{
+    size_t i = 0;
+    while (i < m->n && m->q[i] != b)
+        i++;
+    cr_assert_lt(i, m->n, "block %d not in the model queue", b);
+    memmove(m->q + i, m->q + i + 1, (m->n - i - 1) * sizeof *m->q);
+    m->n--;
+}
+
+/* R7: the blocks of batch reaching refcount 0 (ref drops as the batch is walked; a block
+ * may occur twice), appended or prepended in the given order. */
+static void model_free(list_model *m, const kv_block_id *batch, size_t k, uint32_t *ref,
+                       kv_free_order order)
+{
+    kv_block_id front[8];
+    size_t nf = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (--ref[batch[i]] > 0)
+            continue;
+        if (order == KV_FREE_SPLIT && !kv_pool_is_hashed(pool, batch[i]))
+            front[nf++] = batch[i];
+        else
+            m->q[m->n++] = batch[i];
+    }
+    memmove(m->q + nf, m->q, m->n * sizeof *m->q);
+    memcpy(m->q, front, nf * sizeof *front);
+    m->n += nf;
+}
+
+static void queue_order_walk(kv_free_order order, uint64_t seed)
+{
+    enum { N = 16, OPS = 30000 };
+    cr_assert_eq(kv_pool_create(&pool, N, true, order), 0);
+    list_model m = {.n = 0};
+    for (kv_block_id b = 1; b < N; b++)
+        m.q[m.n++] = b;
+    uint32_t ref[N] = {0};
+    kv_block_id held[4 * N];
+    size_t n_held = 0;
+    kv_rng rng;
+    kv_rng_seed(&rng, seed);
+    for (int op = 0; op < OPS; op++) {
+        uint64_t r = kv_rng_below(&rng, 100);
+        if (r < 40 && m.n > 0) {
+            kv_block_id b = kv_pool_pop(pool);
+            cr_assert_eq(b, m.q[0], "op %d: popped %d, the model's head is %d", op, b, m.q[0]);
+            model_remove(&m, b);
+            ref[b] = 1;
+            held[n_held++] = b;
+            if (kv_rng_below(&rng, 2)) {
+                kv_digest d = digest_of((uint32_t)kv_rng_below(&rng, 24));
+                kv_pool_cache(pool, b, &d);
+            }
+        } else if (r < 60) {
+            kv_digest d = digest_of((uint32_t)kv_rng_below(&rng, 24));
+            kv_block_id b = kv_pool_lookup(pool, &d);
+            if (b != KV_NO_BLOCK && n_held < 4 * N) {
+                if (ref[b] == 0)
+                    model_remove(&m, b); /* R6: touch unlinks it from anywhere */
+                kv_pool_touch(pool, b);
+                ref[b]++;
+                held[n_held++] = b;
+            }
+        } else if (n_held > 0) {
+            kv_block_id batch[6];
+            size_t k = take_batch(&rng, held, &n_held, batch, 6);
+            model_free(&m, batch, k, ref, order);
+            kv_pool_free(pool, batch, k);
+        }
+        assert_queue(pool, m.q, m.n);
+    }
+    kv_diag d;
+    cr_assert_eq(kv_pool_check(pool, &d), 0, "%s", d.msg);
+    kv_pool_free(pool, held, n_held);
+}
+
+Test(pool, R7_queue_order_through_ring_compactions_split)
+{
+    queue_order_walk(KV_FREE_SPLIT, 11);
+}
+
+Test(pool, R7_queue_order_through_ring_compactions_append)
+{
+    queue_order_walk(KV_FREE_APPEND, 12);
 }

@@ -27,7 +27,7 @@
 #include "kvsim/trace.h"
 
 /* The chain memo a replay of a hash_ids trace gives its hasher (kv_hasher_memo). */
-#define KV_SIM_MEMO_BYTES ((size_t)16 << 20)
+#define KV_SIM_MEMO_BYTES ((size_t)64 << 20)
 /* The most replicas a replay takes (each is a whole pool). */
 #define KV_SIM_MAX_REPLICAS 4096u
 
@@ -103,6 +103,12 @@ typedef struct kv_run_result {
 int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *model_name,
               const char *dtype_name, uint32_t shared_prefix, const kv_sim_hooks *hooks,
               kv_run_result *out, kv_diag *diag);
+
+/* The hasher of a replay of trace under cfg: cfg's hash algorithm and chain store, and a
+ * chain memo (KV_SIM_MEMO_BYTES) when the trace has hash_ids and b divides its block size.
+ * 0, or a negative KV_E* with diag set. */
+int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trace *trace,
+                     const char *model_name, const char *dtype_name, kv_diag *diag);
 
 /* Options + setup → engine config → kv_cluster_replay with the options' replicas and
  * router (R = 1: exactly kv_replay's result; cluster.h). */
