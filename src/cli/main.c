@@ -126,5 +126,11 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     install_signal_handlers();
+    /* Standard output in 64 KiB pieces when it is not a terminal: every --help (and most
+     * summaries) then reaches the kernel at the final check, where a failed write still
+     * has its errno ("No space left on device"), not in the middle of printing. */
+    static char out_buf[1 << 16];
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     return check_stdout(dispatch(argc, argv));
 }
