@@ -565,7 +565,8 @@ int kv__plot_latency(const char *dir, const kv__progress *pg, kv__figlist *figs,
     csv_close(&c);
     static const char *const names[2] = {"cdf_ttft", "cdf_tpot"};
     for (int k = 0; k < 2; k++) {
-        qsort(val[k].v, val[k].n, sizeof *val[k].v, cmp_double);
+        if (val[k].n > 1) /* (qsort of no array is undefined) */
+            qsort(val[k].v, val[k].n, sizeof *val[k].v, cmp_double);
         info->n[k] = (double)val[k].n;
         info->lo[k] = val[k].n ? val[k].v[0] : NAN;
         info->hi[k] = val[k].n ? val[k].v[val[k].n - 1] : NAN;
