@@ -583,8 +583,9 @@ Test(plot, cluster_run_draws_per_replica_figures)
 Test(plot, router_sweep_draws_the_comparison)
 {
     char *dir = make_temp_dir();
-    run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
-                             "--num-blocks", "1500", "--replicas", "2,3", "--router",
+    run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
+                             KV_TEST_SANITIZED ? "50" : "120", "--num-blocks", "1500", "--replicas",
+                             "2,3", "--router",
                              "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01", "--out",
                              dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
@@ -1107,8 +1108,11 @@ Test(plot, cached_band_only_when_something_can_hit)
 Test(plot, long_latencies_in_human_units)
 {
     char *dir = make_temp_dir();
+    /* Under sanitizers the first 100 rows in 4,000 blocks: still TTFTs of minutes. */
     run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--time-scale",
-                             "0.05", "--out", dir, "--plot", "-q", NULL);
+                             "0.05", "--limit", KV_TEST_SANITIZED ? "100" : "500", "--num-blocks",
+                             KV_TEST_SANITIZED ? "4000" : "28181", "--out", dir, "--plot", "-q",
+                             NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *svg = svg_text(dir, "latency_cdf");
     cr_assert(!strstr(svg, "e+0"), "an exponent in the latency figure");

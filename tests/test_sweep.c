@@ -409,7 +409,8 @@ Test(sweep, replicas_and_routers_are_sweep_lists)
     char *tmp = make_temp_dir();
     run_result r = run_kvsim("sweep", mooncake(), "--out", tmp, "--replicas", "2,1", "--router",
                              "prefix,weighted:prefix=3,kv=1,round-robin", "--num-blocks",
-                             "3000", "--time-model", "fixed:0.01", "--limit", "200", NULL);
+                             "3000", "--time-model", "fixed:0.01", "--limit",
+                             KV_TEST_SANITIZED ? "60" : "200", NULL);
     assert_ok(&r);
     char *csv = path2(tmp, "sweep.csv");
     table t;
