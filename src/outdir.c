@@ -57,12 +57,16 @@ static bool in_list(const char *const *list, const char *name)
 /* Whether name is one of the files or figures DIR may hold. */
 static bool is_ours(const kv_outdir *o, const char *name)
 {
-    if (in_list(o->files, name) || kv_outdir_is_temp_name(name))
-        return true;
+    return in_list(o->files, name) || kv_outdir_is_temp_name(name) ||
+           kv_outdir_is_figure_name(name, o->figures);
+}
+
+bool kv_outdir_is_figure_name(const char *name, const char *const *figures)
+{
     const char *dot = strrchr(name, '.');
     if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
         return false;
-    for (const char *const *f = o->figures; f && *f; f++)
+    for (const char *const *f = figures; f && *f; f++)
         if (strlen(*f) == (size_t)(dot - name) && strncmp(*f, name, (size_t)(dot - name)) == 0)
             return true;
     return false;

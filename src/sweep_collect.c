@@ -137,13 +137,7 @@ static bool is_sweep_file(const char *name)
     if (strcmp(name, "sweep.csv") == 0 || strcmp(name, KV_SWEEP_TRACE_COPY) == 0 ||
         kv_outdir_is_temp_name(name))
         return true;
-    const char *dot = strrchr(name, '.');
-    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
-        return false;
-    for (const char *const *f = kv_plot_figure_names(KV_PLOT_SWEEP); *f; f++)
-        if (strlen(*f) == (size_t)(dot - name) && strncmp(*f, name, (size_t)(dot - name)) == 0)
-            return true;
-    return false;
+    return kv_outdir_is_figure_name(name, kv_plot_figure_names(KV_PLOT_SWEEP));
 }
 
 /* Whether name (an entry of a configuration directory) is a file a run writes there. */
@@ -154,13 +148,7 @@ static bool is_run_file(const char *name)
             return true;
     if (kv_outdir_is_temp_name(name))
         return true;
-    const char *dot = strrchr(name, '.');
-    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
-        return false;
-    for (const char *const *f = kv_plot_figure_names(KV_PLOT_RUN); *f; f++)
-        if (strlen(*f) == (size_t)(dot - name) && strncmp(*f, name, (size_t)(dot - name)) == 0)
-            return true;
-    return false;
+    return kv_outdir_is_figure_name(name, kv_plot_figure_names(KV_PLOT_RUN));
 }
 
 /* Walk dir (depth 0: the sweep directory, 1: a configuration directory): check every

@@ -58,5 +58,8 @@ int kv_outdir_diag(const kv_outdir *o, int rc, kv_diag *diag);
 
 /* Whether name is one of kvsim's temporaries (".x.tmp-…", "x.png.tmp-…"). */
 bool kv_outdir_is_temp_name(const char *name);
+/* Whether name is FIG.png or FIG.svg for a FIG of the NULL-terminated figures (may be
+ * NULL: none). */
+bool kv_outdir_is_figure_name(const char *name, const char *const *figures);
 
 #endif
