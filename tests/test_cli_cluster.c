@@ -12,16 +12,7 @@
 
 /* In sanitizer builds the engine walks every invariant after every step (O(N) each):
  * the bundled subsets are cut to their first rows there. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED KV_TEST_SANITIZED /* support.h */
 #define LIMIT (SANITIZED ? "120" : "100000")
 
 static char *dir;

@@ -28,16 +28,7 @@
 #include "kvsim/report.h"
 #include "support.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED KV_TEST_SANITIZED /* support.h */
 
 static char *dir;
 
