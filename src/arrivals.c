@@ -53,6 +53,12 @@ static int frontend_key(const char *key, size_t klen, const char *val, kv_fronte
                            "{frontend}: '%.*s' must be a non-negative number, got '%s'", (int)klen,
                            key, val);
     if (klen == 4 && memcmp(key, "rate", 4) == 0) {
+        /* The bounds of --rate: 1/rate must be a whole number of ns that fits 64 bits. */
+        if (v != 0 && (v < 1e-9 || v > 1e12))
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "{frontend}: 'rate' must be 0 (unlimited) or between 1e-09 and "
+                               "1e+12 requests/s, got '%s'",
+                               val);
         f->rate = v;
         return 0;
     }

@@ -263,6 +263,10 @@ Test(arrivals, frontend_specs_parse_and_describe_round_trip)
         {"vllm:in", "{frontend}: 'in' is not KEY=VALUE"},
         {"vllm:", "{frontend}: an empty or overlong item in 'vllm:'"},
         {"out=2e9", "{frontend}: 'out' must be at most 1e9 ms"},
+        {"rate=1e-300", "{frontend}: 'rate' must be 0 (unlimited) or between 1e-09 and 1e+12 "
+                        "requests/s, got '1e-300'"},
+        {"vllm:rate=2e12", "{frontend}: 'rate' must be 0 (unlimited) or between 1e-09 and 1e+12 "
+                           "requests/s, got '2e12'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_assert_eq(kv_frontend_parse(bad[i][0], &f, &d), -KV_EINVAL, "%s", bad[i][0]);
