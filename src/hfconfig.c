@@ -181,13 +181,61 @@ static bool derive_params(const dims *m, uint64_t *total, uint64_t *active)
     return ok;
 }
 
+/* The expert count under its three spellings (0: a dense model) into m->E, and top-k
+ * (m->k, already read) checked against it. */
+static int read_experts(const reader *r, dims *m)
+{
+    static const char *const expert_keys[] = {"num_local_experts", "num_experts",
+                                              "n_routed_experts"};
+    const char *expert_key = NULL;
+    bool has_e = false;
+    uint64_t u;
+    int rc;
+    for (size_t i = 0; i < 3 && !has_e; i++) {
+        if ((rc = get_uint(r, expert_keys[i], false, 0, 65536, &u, &has_e)))
+            return rc;
+        if (has_e) {
+            m->E = u;
+            expert_key = expert_keys[i];
+        }
+    }
+    if (m->E > 0 && m->k > m->E)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_experts_per_tok' is %llu, more than the %llu experts of "
+                           "'%s%s'",
+                           r->path, r->prefix, (unsigned long long)m->k, (unsigned long long)m->E,
+                           r->prefix, expert_key);
+    return 0;
+}
+
+/* Grouped-query attention: each KV head serves a whole group of query heads, so there are
+ * at most as many KV heads as query heads and they divide them (vLLM and every attention
+ * kernel assume it; a config that says otherwise would silently change the bytes per
+ * token). No 'num_key_value_heads' (has_kv false) means one per query head. */
+static int check_heads(const reader *r, uint32_t H, bool has_kv, uint32_t *Hkv)
+{
+    if (!has_kv)
+        *Hkv = H;
+    if (*Hkv > H)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_key_value_heads' is %u, more than "
+                           "'%snum_attention_heads' %u",
+                           r->path, r->prefix, *Hkv, r->prefix, H);
+    if (H % *Hkv != 0)
+        return kv_diag_set(r->diag, -KV_EPARSE,
+                           "%s: '%snum_key_value_heads' %u does not divide "
+                           "'%snum_attention_heads' %u (each KV head serves a whole group of "
+                           "query heads)",
+                           r->path, r->prefix, *Hkv, r->prefix, H);
+    return 0;
+}
+
 static int read_model(const reader *r, const json_t *root, kv_model *out)
 {
     dims m = {0};
     uint32_t L = 0, H = 0, Hkv = 0, d = 0, h = 0, V = 0;
-    bool has_kv, has_d, has_v, has_i, has_ie, has_is, has_e = false, has_k, p;
+    bool has_kv, has_d, has_v, has_i, has_ie, has_is, has_k, p;
     int rc;
-    uint64_t u;
     if ((rc = get_u32(r, "num_hidden_layers", true, &L, &p)) ||
         (rc = get_u32(r, "num_attention_heads", true, &H, &p)) ||
         (rc = get_u32(r, "hidden_size", true, &h, &p)) ||
@@ -200,41 +248,8 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
                        &has_is)) ||
         (rc = get_uint(r, "num_experts_per_tok", false, 0, 65536, &m.k, &has_k)))
         return rc;
-    /* Expert count under its three spellings; 0 means a dense model. */
-    static const char *const expert_keys[] = {"num_local_experts", "num_experts",
-                                              "n_routed_experts"};
-    const char *expert_key = NULL;
-    for (size_t i = 0; i < 3 && !has_e; i++) {
-        if ((rc = get_uint(r, expert_keys[i], false, 0, 65536, &u, &has_e)))
-            return rc;
-        if (has_e) {
-            m.E = u;
-            expert_key = expert_keys[i];
-        }
-    }
-    if (m.E > 0 && m.k > m.E)
-        return kv_diag_set(r->diag, -KV_EPARSE,
-                           "%s: '%snum_experts_per_tok' is %llu, more than the %llu experts of "
-                           "'%s%s'",
-                           r->path, r->prefix, (unsigned long long)m.k, (unsigned long long)m.E,
-                           r->prefix, expert_key);
-    if (!has_kv)
-        Hkv = H;
-    /* Grouped-query attention: each KV head serves a whole group of query heads, so there
-     * are at most as many KV heads as query heads and they divide them (vLLM and every
-     * attention kernel assume it; a config that says otherwise would silently change
-     * the bytes per token). */
-    if (Hkv > H)
-        return kv_diag_set(r->diag, -KV_EPARSE,
-                           "%s: '%snum_key_value_heads' is %u, more than "
-                           "'%snum_attention_heads' %u",
-                           r->path, r->prefix, Hkv, r->prefix, H);
-    if (H % Hkv != 0)
-        return kv_diag_set(r->diag, -KV_EPARSE,
-                           "%s: '%snum_key_value_heads' %u does not divide "
-                           "'%snum_attention_heads' %u (each KV head serves a whole group of "
-                           "query heads)",
-                           r->path, r->prefix, Hkv, r->prefix, H);
+    if ((rc = read_experts(r, &m)) || (rc = check_heads(r, H, has_kv, &Hkv)))
+        return rc;
     if (!has_d) {
         if (h % H != 0)
             return kv_diag_set(r->diag, -KV_EPARSE,
