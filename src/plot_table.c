@@ -63,78 +63,108 @@ int kv__col_of(const kv__table *t, const char *name)
     return -1;
 }
 
+/* A cursor over the text and the field being read. */
+typedef struct {
+    const char *text;
+    size_t len, i, line;
+    char *field;
+    size_t flen, fcap;
+} scanner;
+
+static void field_push(scanner *s, char c)
+{
+    void *p = s->field;
+    kv_grow(&p, &s->fcap, s->flen + 2, 1);
+    s->field = p;
+    s->field[s->flen++] = c;
+}
+
+/* A quoted field, the cursor on its opening quote: "" is a quote, newlines are kept;
+ * blanks may follow the closing quote, then ',' or the end of the record. */
+static int scan_quoted(scanner *s, const char *path, size_t rec_line, kv_diag *diag)
+{
+    const char *text = s->text;
+    s->i++;
+    for (;;) {
+        if (s->i >= s->len)
+            return kv_diag_set(diag, -KV_EPARSE, "%s:%zu: unterminated quoted field", path,
+                               rec_line);
+        if (text[s->i] == '"' && s->i + 1 < s->len && text[s->i + 1] == '"')
+            s->i++;
+        else if (text[s->i] == '"') {
+            s->i++;
+            break;
+        }
+        if (text[s->i] == '\n')
+            s->line++;
+        field_push(s, text[s->i++]);
+    }
+    while (s->i < s->len && (text[s->i] == ' ' || text[s->i] == '\t' || text[s->i] == '\r'))
+        s->i++;
+    if (s->i < s->len && text[s->i] != ',' && text[s->i] != '\n')
+        return kv_diag_set(diag, -KV_EPARSE, "%s:%zu: text after a closing quote", path,
+                           rec_line);
+    return 0;
+}
+
+/* An unquoted field up to ',' or the end of the line, trailing blanks dropped. */
+static void scan_plain(scanner *s)
+{
+    while (s->i < s->len && s->text[s->i] != ',' && s->text[s->i] != '\n')
+        field_push(s, s->text[s->i++]);
+    while (s->flen > 0 && strchr(" \t\r", s->field[s->flen - 1]))
+        s->flen--;
+}
+
+/* One record into rec[0..*nrec) (grown as needed); *blank when it was an empty line. */
+static int scan_record(scanner *s, const char *path, char ***rec, size_t *nrec, size_t *rcap,
+                       bool *blank, kv_diag *diag)
+{
+    size_t rec_line = s->line;
+    *nrec = 0;
+    *blank = true;
+    for (;;) { /* one field */
+        s->flen = 0;
+        while (s->i < s->len && (s->text[s->i] == ' ' || s->text[s->i] == '\t'))
+            s->i++;
+        if (s->i < s->len && s->text[s->i] == '"') {
+            *blank = false;
+            int rc = scan_quoted(s, path, rec_line, diag);
+            if (rc != 0)
+                return rc;
+        } else {
+            scan_plain(s);
+            *blank &= s->flen == 0;
+        }
+        void *p = *rec;
+        kv_grow(&p, rcap, *nrec + 1, sizeof **rec);
+        *rec = p;
+        char *f = kv_xmalloc(s->flen + 1);
+        memcpy(f, s->field ? s->field : "", s->flen);
+        f[s->flen] = '\0';
+        (*rec)[(*nrec)++] = f;
+        if (s->i < s->len && s->text[s->i] == ',') {
+            s->i++;
+            *blank = false;
+            continue;
+        }
+        if (s->i < s->len) /* '\n' */
+            s->i++, s->line++;
+        return 0;
+    }
+}
+
 /* Parse text (len bytes, NUL-terminated) into t.  0 or -KV_EPARSE. */
 static int table_parse(kv__table *t, const char *text, size_t len, kv_diag *diag)
 {
-    size_t i = 0, line = 1;
-    char *field = NULL;
-    size_t flen = 0, fcap = 0;
+    scanner s = {text, len, 0, 1, NULL, 0, 0};
     char **rec = NULL;
     size_t nrec = 0, rcap = 0;
     int rc = 0;
-    while (i < len && rc == 0) {
-        size_t rec_line = line;
-        nrec = 0;
-        bool blank = true;
-        for (;;) { /* one field */
-            flen = 0;
-            while (i < len && (text[i] == ' ' || text[i] == '\t'))
-                i++;
-            if (i < len && text[i] == '"') {
-                blank = false;
-                i++;
-                for (;;) {
-                    if (i >= len) {
-                        rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: unterminated quoted field",
-                                         t->path, rec_line);
-                        break;
-                    }
-                    if (text[i] == '"' && i + 1 < len && text[i + 1] == '"')
-                        i++;
-                    else if (text[i] == '"') {
-                        i++;
-                        break;
-                    }
-                    if (text[i] == '\n')
-                        line++;
-                    void *p = field;
-                    kv_grow(&p, &fcap, flen + 2, 1);
-                    field = p;
-                    field[flen++] = text[i++];
-                }
-                while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
-                    i++;
-                if (rc == 0 && i < len && text[i] != ',' && text[i] != '\n')
-                    rc = kv_diag_set(diag, -KV_EPARSE, "%s:%zu: text after a closing quote",
-                                     t->path, rec_line);
-            } else {
-                while (i < len && text[i] != ',' && text[i] != '\n') {
-                    void *p = field;
-                    kv_grow(&p, &fcap, flen + 2, 1);
-                    field = p;
-                    field[flen++] = text[i++];
-                }
-                while (flen > 0 && strchr(" \t\r", field[flen - 1]))
-                    flen--;
-                blank &= flen == 0;
-            }
-            if (rc != 0)
-                break;
-            void *p = rec;
-            kv_grow(&p, &rcap, nrec + 1, sizeof *rec);
-            rec = p;
-            rec[nrec] = kv_xmalloc(flen + 1);
-            memcpy(rec[nrec], field ? field : "", flen);
-            rec[nrec++][flen] = '\0';
-            if (i < len && text[i] == ',') {
-                i++;
-                blank = false;
-                continue;
-            }
-            if (i < len) /* '\n' */
-                i++, line++;
-            break;
-        }
+    while (s.i < len && rc == 0) {
+        size_t rec_line = s.line;
+        bool blank;
+        rc = scan_record(&s, t->path, &rec, &nrec, &rcap, &blank, diag);
         if (rc == 0 && blank && nrec == 1) {
             free(rec[0]);
             continue;
@@ -157,7 +187,7 @@ static int table_parse(kv__table *t, const char *text, size_t len, kv_diag *diag
         t->cell = p;
         memcpy(t->cell + need - nrec, rec, nrec * sizeof *rec);
     }
-    free(field);
+    free(s.field);
     free(rec);
     if (rc == 0 && !t->cell)
         rc = kv_diag_set(diag, -KV_EPARSE, "%s: empty file (no header)", t->path);

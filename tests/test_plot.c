@@ -928,6 +928,41 @@ static series_data read_series_data(const kv__series_info *si)
 /* 100,000 rows into 1000 pixel columns: the single-row spike and dip survive as the
  * columns' max and min, the mean line stays near 1000, and the bins count every increase
  * exactly. */
+/* The CSV reader of plot's inputs: quoted fields ("" a quote, newlines kept, blanks around
+ * dropped), blank lines skipped, and each malformed record named by file and line. */
+Test(plot, table_reader_quotes_blanks_and_errors)
+{
+    char *dir = make_temp_dir();
+    free(write_file(dir, "t.csv",
+                    "a, \"b,c\" ,d\n\n 1 ,\"x\"\"y\",\"two\nlines\"\r\n\"\",,\"\"\n"));
+    kv__table t;
+    kv_diag d;
+    cr_assert_eq(kv__table_load(&t, dir, "t.csv", &d), 0, "%s", d.msg);
+    cr_assert_eq(t.n_cols, 3);
+    cr_assert_eq(t.n_rows, 2);
+    const char *want[] = {"a", "b,c", "d", "1", "x\"y", "two\nlines", "", "", ""};
+    for (size_t k = 0; k < 9; k++)
+        cr_assert_str_eq(t.cell[k], want[k], "cell %zu", k);
+    kv__table_release(&t);
+    const char *bad[][2] = {
+        {"a,b\n1,\"open\n", "u.csv:2: unterminated quoted field"},
+        {"a,b\n\"x\"y,1\n", "u.csv:2: text after a closing quote"},
+        {"a,b\n1,2\n\"q\nq\",2,3\n", "u.csv:3: 3 fields, the header has 2"},
+        {"\n\n", "u.csv: empty file (no header)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *path = write_file(dir, "u.csv", bad[i][0]);
+        cr_assert_eq(kv__table_load(&t, dir, "u.csv", &d), -KV_EPARSE, "%s", bad[i][0]);
+        kv__table_release(&t);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s/%s", dir, bad[i][1]);
+        cr_assert_str_eq(d.msg, msg);
+        free(path);
+    }
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(plot, thinning_keeps_the_peaks)
 {
     char *dir = make_temp_dir();
