@@ -75,11 +75,43 @@ static json_t *bound_json(const kv_plan *p, double blocks_or_load)
     return value_json(p, blocks_or_load);
 }
 
+/* The plan's "base": the trace's own load, the target and the per-replica GPUs. */
+static json_t *base_json(const kv_plan *p)
+{
+    json_t *base = json_object();
+    json_object_set_new(base, "time_scale", json_real(p->base_time_scale));
+    json_object_set_new(base, "arrival_rate_req_s", real_or_null(p->base_rate));
+    json_object_set_new(base, "load", json_real(p->over == KV_PLAN_LOAD ? 1.0 : p->fixed_load));
+    json_object_set_new(base, "target_rate_req_s",
+                        p->target_rate > 0 ? json_real(p->target_rate) : json_null());
+    if (p->over != KV_PLAN_LOAD)
+        json_object_set_new(base, "block_bytes", json_integer((json_int_t)p->block_bytes));
+    json_object_set_new(base, "gpus_per_replica", json_integer(p->gpus_per_replica));
+    return base;
+}
+
+/* The plan's "search": its bounds and settings, and how many probes it ran. */
+static json_t *search_json(const kv_plan *p)
+{
+    const kv_search_config *c = &p->search.cfg;
+    json_t *s = json_object();
+    json_object_set_new(s, "min", bound_json(p, c->min));
+    json_object_set_new(s, "max", bound_json(p, c->max));
+    json_object_set_new(s, "start", bound_json(p, c->start));
+    if (p->over == KV_PLAN_NUM_BLOCKS || p->over == KV_PLAN_KV_BUDGET)
+        json_object_set_new(s, "max_holds_whole_trace", json_boolean(p->whole_trace_max));
+    json_object_set_new(s, "factor", json_real(c->factor));
+    json_object_set_new(s, "tolerance", json_real(c->tolerance));
+    json_object_set_new(s, "confirm", json_real(c->confirm));
+    json_object_set_new(s, "max_probes", json_integer(c->max_probes));
+    json_object_set_new(s, "probes", json_integer((json_int_t)p->search.n));
+    return s;
+}
+
 json_t *kv_plan_json(const kv_plan *p)
 {
     char key[40];
     const kv_search_result *r = &p->result;
-    const kv_search_config *c = &p->search.cfg;
     kv_plan_binding b;
     kv_plan_get_binding(p, &b);
     json_t *j = kv_json_stamped(json_object(), p->command);
@@ -122,28 +154,8 @@ json_t *kv_plan_json(const kv_plan *p)
     json_object_set_new(j, "confirm",
                         r->confirm >= 0 ? value_json(p, p->probes[r->confirm].value) : json_null());
     json_object_set_new(j, "non_monotone", json_boolean(r->non_monotone));
-    json_t *base = json_object();
-    json_object_set_new(base, "time_scale", json_real(p->base_time_scale));
-    json_object_set_new(base, "arrival_rate_req_s", real_or_null(p->base_rate));
-    json_object_set_new(base, "load", json_real(p->over == KV_PLAN_LOAD ? 1.0 : p->fixed_load));
-    json_object_set_new(base, "target_rate_req_s",
-                        p->target_rate > 0 ? json_real(p->target_rate) : json_null());
-    if (p->over != KV_PLAN_LOAD)
-        json_object_set_new(base, "block_bytes", json_integer((json_int_t)p->block_bytes));
-    json_object_set_new(base, "gpus_per_replica", json_integer(p->gpus_per_replica));
-    json_object_set_new(j, "base", base);
-    json_t *s = json_object();
-    json_object_set_new(s, "min", bound_json(p, c->min));
-    json_object_set_new(s, "max", bound_json(p, c->max));
-    json_object_set_new(s, "start", bound_json(p, c->start));
-    if (p->over == KV_PLAN_NUM_BLOCKS || p->over == KV_PLAN_KV_BUDGET)
-        json_object_set_new(s, "max_holds_whole_trace", json_boolean(p->whole_trace_max));
-    json_object_set_new(s, "factor", json_real(c->factor));
-    json_object_set_new(s, "tolerance", json_real(c->tolerance));
-    json_object_set_new(s, "confirm", json_real(c->confirm));
-    json_object_set_new(s, "max_probes", json_integer(c->max_probes));
-    json_object_set_new(s, "probes", json_integer((json_int_t)p->search.n));
-    json_object_set_new(j, "search", s);
+    json_object_set_new(j, "base", base_json(p));
+    json_object_set_new(j, "search", search_json(p));
     json_object_set_new(j, "at_answer", a ? probe_json(p, a) : json_null());
     json_object_set_new(j, "at_next", b.next ? probe_json(p, b.next) : json_null());
     const kv_plan_probe *cfg_from = a ? a : b.next;
