@@ -105,7 +105,8 @@ static int parse_value(const char *key, kv_slo_unit unit, const char *text, doub
             return kv_diag_set(diag, -KV_EINVAL,
                                "'%s': unknown time unit '%s' in '%s' (s, ms or us)", key,
                                kv_shown(end, ub), val);
-        if (!(v > 0))
+        /* Checked in seconds: 1e-320us is positive but underflows to 0 s. */
+        if (!(v * scale > 0))
             return kv_diag_set(diag, -KV_EINVAL, "'%s' must be a positive time (got '%s')", key,
                                val);
         *out = v * scale;

@@ -62,6 +62,8 @@ ParameterizedTestParameters(plan_slo, errors_name_the_key)
         {"ttft_p99=2", "'ttft_p99': '2' needs a time unit: s, ms or us"},
         {"ttft_p99=2m", "'ttft_p99': unknown time unit 'm' in '2m'"},
         {"ttft_p99=0s", "'ttft_p99' must be a positive time (got '0s')"},
+        /* found by fuzz_slo: positive, but 0 once in seconds */
+        {"queue_mean=111e-320us", "'queue_mean' must be a positive time (got '111e-320us')"},
         {"tpot_p99=-1ms", "'tpot_p99' must not be negative (got '-1ms')"},
         {"tpot_p99=fast", "'tpot_p99': 'fast' is not a number"},
         {"ttft_p99=infs", "'ttft_p99': 'infs' is not a number"},
