@@ -215,8 +215,7 @@ static int slurp(FILE *f, const char *path, char **out, size_t *n, kv_diag *diag
 }
 
 /* A required array of the top-level object. */
-static int get_array(const char *path, json_t *root, const char *key, json_t **out,
-                     kv_diag *diag)
+static int get_array(const char *path, json_t *root, const char *key, json_t **out, kv_diag *diag)
 {
     json_t *v = json_object_get(root, key);
     if (!v || json_is_null(v))
@@ -234,13 +233,12 @@ static int get_time(const char *path, json_t *v, const char *what, size_t i, dou
                     kv_diag *diag)
 {
     if (!json_is_number(v))
-        return kv_diag_set(diag, -KV_EPARSE, "%s: request %zu: %s must be a number", path, i,
-                           what);
+        return kv_diag_set(diag, -KV_EPARSE, "%s: request %zu: %s must be a number", path, i, what);
     double x = json_number_value(v);
     if (!isfinite(x) || x < 0)
         return kv_diag_set(diag, -KV_ERANGE,
-                           "%s: request %zu: %s must be a non-negative time, got %g", path, i,
-                           what, x);
+                           "%s: request %zu: %s must be a non-negative time, got %g", path, i, what,
+                           x);
     *out = x;
     return 0;
 }
@@ -254,8 +252,7 @@ static int get_len(const char *path, json_t *v, const char *what, size_t i, uint
     json_int_t x = json_integer_value(v);
     if (x < (json_int_t)lo || x > (json_int_t)KV_TRACE_MAX_LEN)
         return kv_diag_set(diag, -KV_ERANGE,
-                           "%s: request %zu: %s is %" JSON_INTEGER_FORMAT
-                           ", outside [%u, %u]",
+                           "%s: request %zu: %s is %" JSON_INTEGER_FORMAT ", outside [%u, %u]",
                            path, i, what, x, (unsigned)lo, (unsigned)KV_TRACE_MAX_LEN);
     *out = (uint32_t)x;
     return 0;
@@ -271,8 +268,8 @@ static int read_request(kv_bench *b, const arrays *a, size_t i, kv_diag *diag)
     kv_bench_req *r = &b->reqs[i];
     json_t *e = a->err ? json_array_get(a->err, i) : NULL;
     if (e && !json_is_null(e) && !json_is_string(e))
-        return kv_diag_set(diag, -KV_EPARSE, "%s: request %zu: errors must be a string",
-                           b->path, i);
+        return kv_diag_set(diag, -KV_EPARSE, "%s: request %zu: errors must be a string", b->path,
+                           i);
     r->ok = !e || json_is_null(e) || json_string_length(e) == 0;
     int rc = get_len(b->path, json_array_get(a->in, i), "input_lens", i, 1, &r->prompt_len, diag);
     if (rc == 0)
@@ -325,8 +322,8 @@ static int read_client(kv_bench *b, json_t *root, kv_diag *diag)
     json_t *mc = json_object_get(root, "max_concurrency");
     if (mc && !json_is_null(mc)) {
         if (!json_is_integer(mc))
-            return kv_diag_set(diag, -KV_EPARSE,
-                               "%s: 'max_concurrency' must be null or an integer", b->path);
+            return kv_diag_set(diag, -KV_EPARSE, "%s: 'max_concurrency' must be null or an integer",
+                               b->path);
         json_int_t c = json_integer_value(mc);
         if (c < 1 || c > (json_int_t)UINT32_MAX)
             return kv_diag_set(diag, -KV_ERANGE,
@@ -367,8 +364,8 @@ static int read_arrays(const char *path, json_t *root, arrays *a, size_t *n, kv_
     for (int k = 0; k < 4; k++)
         if (arr[k] && json_array_size(arr[k]) != *n)
             return kv_diag_set(diag, -KV_EPARSE,
-                               "%s: '%s' has %zu entries but 'input_lens' has %zu", path,
-                               names[k], json_array_size(arr[k]), *n);
+                               "%s: '%s' has %zu entries but 'input_lens' has %zu", path, names[k],
+                               json_array_size(arr[k]), *n);
     json_t *np = json_object_get(root, "num_prompts");
     if (!json_is_integer(np))
         return kv_diag_set(diag, -KV_EPARSE, "%s: missing or non-integer 'num_prompts'", path);
@@ -383,8 +380,7 @@ static int read_arrays(const char *path, json_t *root, arrays *a, size_t *n, kv_
     return 0;
 }
 
-static int load_json(kv_bench **out, const char *path, const char *text, size_t len,
-                     kv_diag *diag)
+static int load_json(kv_bench **out, const char *path, const char *text, size_t len, kv_diag *diag)
 {
     kv_mem_route_json();
     json_error_t je;
@@ -402,8 +398,7 @@ static int load_json(kv_bench **out, const char *path, const char *text, size_t 
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = read_request(b, &a, i, diag);
     if (rc == 0 && b->n_failed == n)
-        rc = kv_diag_set(diag, -KV_EPARSE, "%s: every request failed (nothing to compare)",
-                         path);
+        rc = kv_diag_set(diag, -KV_EPARSE, "%s: every request failed (nothing to compare)", path);
     json_decref(root);
     if (rc != 0) {
         kv_bench_free(b);
@@ -467,22 +462,23 @@ static int csv_row(const char *path, uint64_t line, char **f, const int *order, 
     for (int k = 0; k < N_COLS; k++) {
         int c = order[k];
         if (kv_parse_number(f[k], strlen(f[k]), &v[c]) != 0 || !isfinite(v[c]) || v[c] < 0)
-            return kv_diag_set(diag, -KV_EPARSE, "%s:%llu: '%s' must be a non-negative %s, got '%s'",
-                               path, (unsigned long long)line, col_names[c],
-                               c == C_PROMPT || c == C_OUTPUT ? "integer" : "number of seconds",
-                               f[k]);
+            return kv_diag_set(
+                diag, -KV_EPARSE, "%s:%llu: '%s' must be a non-negative %s, got '%s'", path,
+                (unsigned long long)line, col_names[c],
+                c == C_PROMPT || c == C_OUTPUT ? "integer" : "number of seconds", f[k]);
         if ((c == C_PROMPT || c == C_OUTPUT) &&
             (v[c] != floor(v[c]) || v[c] < 1 || v[c] > KV_TRACE_MAX_LEN ||
              strspn(f[k], "0123456789") != strlen(f[k])))
-            return kv_diag_set(diag, -KV_ERANGE, "%s:%llu: '%s' must be an integer in [1, %u], got '%s'",
-                               path, (unsigned long long)line, col_names[c],
-                               (unsigned)KV_TRACE_MAX_LEN, f[k]);
+            return kv_diag_set(
+                diag, -KV_ERANGE, "%s:%llu: '%s' must be an integer in [1, %u], got '%s'", path,
+                (unsigned long long)line, col_names[c], (unsigned)KV_TRACE_MAX_LEN, f[k]);
     }
     if (v[C_E2E] < v[C_TTFT])
         return kv_diag_set(diag, -KV_ERANGE, "%s:%llu: e2e_s %g is below ttft_s %g", path,
                            (unsigned long long)line, v[C_E2E], v[C_TTFT]);
-    *r = (kv_bench_req){v[C_SEND],          v[C_SEND], v[C_TTFT], v[C_E2E], (uint32_t)v[C_PROMPT],
-                        (uint32_t)v[C_OUTPUT], true};
+    *r = (kv_bench_req){
+        v[C_SEND], v[C_SEND], v[C_TTFT], v[C_E2E], (uint32_t)v[C_PROMPT], (uint32_t)v[C_OUTPUT],
+        true};
     return 0;
 }
 
@@ -567,7 +563,7 @@ int kv_bench_load(kv_bench **out, const char *path, kv_diag *diag)
     while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
         ;
     int rc;
-    if (c == '{') {
+    if (c == '{' || c == '[') {
         ungetc(c, f);
         rewind(f);
         char *text = NULL;

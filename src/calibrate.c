@@ -123,8 +123,7 @@ int kv_cal_keys_parse(const char *list, int *keys, size_t *n_keys, kv_diag *diag
                                (int)sizeof key_names - 3, key_names);
         for (size_t j = 0; j < *n_keys; j++)
             if (keys[j] == k)
-                return kv_diag_set(diag, -KV_EINVAL, "{fit}: '%s' given twice",
-                                   key_infos[k].name);
+                return kv_diag_set(diag, -KV_EINVAL, "{fit}: '%s' given twice", key_infos[k].name);
         keys[(*n_keys)++] = k;
         if (p[len] != ',')
             return 0;
@@ -295,37 +294,70 @@ static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
     return 0;
 }
 
-/* Pattern search from theta (updated in place); *best its loss.  0, 1 (budget), or an
- * error. */
-static int pattern_search(search *s, double *theta, const double *lo, const double *hi,
-                          double *best, kv_diag *diag)
+typedef struct box {
+    double lo[KV_CAL_N_KEYS], hi[KV_CAL_N_KEYS], step[KV_CAL_N_KEYS];
+} box;
+
+/* Hooke–Jeeves' exploratory move around x (loss *fx), in place: ± step on each key in
+ * turn, keeping every move that lowers the loss by more than 1e-9.  0, 1, or an error. */
+static int explore(search *s, const box *bx, double *x, double *fx, kv_diag *diag)
 {
-    double step[KV_CAL_N_KEYS], th[KV_CAL_N_KEYS];
-    for (size_t j = 0; j < s->n_keys; j++)
-        step[j] = key_infos[s->keys[j]].step;
-    int rc = loss_of(s, theta, best, diag);
-    for (int h = 0; rc == 0 && h <= KV_CAL_HALVINGS; h++) {
-        bool improved = true;
-        while (rc == 0 && improved) {
-            improved = false;
-            for (size_t j = 0; rc == 0 && j < s->n_keys; j++)
-                for (int sign = 1; rc == 0 && sign >= -1; sign -= 2) {
-                    memcpy(th, theta, s->n_keys * sizeof *th);
-                    double v = theta[j] + sign * step[j];
-                    th[j] = v < lo[j] ? lo[j] : v > hi[j] ? hi[j] : v;
-                    if (th[j] == theta[j])
-                        continue;
-                    double e;
-                    rc = loss_of(s, th, &e, diag);
-                    if (rc == 0 && e < *best - 1e-9) {
-                        memcpy(theta, th, s->n_keys * sizeof *th);
-                        *best = e;
-                        improved = true;
-                    }
-                }
+    double th[KV_CAL_N_KEYS];
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < s->n_keys; j++)
+        for (int sign = 1; rc == 0 && sign >= -1; sign -= 2) {
+            memcpy(th, x, s->n_keys * sizeof *th);
+            double v = x[j] + sign * bx->step[j];
+            th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            if (th[j] == x[j])
+                continue;
+            double e;
+            rc = loss_of(s, th, &e, diag);
+            if (rc == 0 && e < *fx - 1e-9) {
+                memcpy(x, th, s->n_keys * sizeof *th);
+                *fx = e;
+                break; /* this key moved: on to the next */
+            }
         }
-        for (size_t j = 0; j < s->n_keys; j++)
-            step[j] /= 2;
+    return rc;
+}
+
+/* Hooke–Jeeves pattern search from theta (updated in place; *best its loss): explore; on
+ * success jump on along the move just made (x + (x − base)) and explore there while that
+ * keeps improving; on failure halve the steps, KV_CAL_HALVINGS times.  The jumps follow a
+ * valley that runs across the keys (overhead against mbu), where a plain coordinate
+ * search would crawl.  0, 1 (budget spent), or an error. */
+static int pattern_search(search *s, double *theta, box *bx, double *best, kv_diag *diag)
+{
+    size_t n = s->n_keys;
+    double x[KV_CAL_N_KEYS], p[KV_CAL_N_KEYS];
+    int rc = loss_of(s, theta, best, diag);
+    for (int h = 0; rc == 0 && h <= KV_CAL_HALVINGS;) {
+        double fx = *best;
+        memcpy(x, theta, n * sizeof *x);
+        rc = explore(s, bx, x, &fx, diag);
+        if (rc != 0 || !(fx < *best)) {
+            for (size_t j = 0; j < n; j++)
+                bx->step[j] /= 2;
+            h++;
+            continue;
+        }
+        while (rc == 0 && fx < *best) {
+            for (size_t j = 0; j < n; j++) {
+                double v = 2 * x[j] - theta[j];
+                p[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            }
+            memcpy(theta, x, n * sizeof *x);
+            *best = fx;
+            double fp;
+            rc = loss_of(s, p, &fp, diag);
+            if (rc == 0)
+                rc = explore(s, bx, p, &fp, diag);
+            if (rc == 0 && fp < fx) {
+                memcpy(x, p, n * sizeof *x);
+                fx = fp;
+            }
+        }
     }
     return rc;
 }
@@ -333,8 +365,7 @@ static int pattern_search(search *s, double *theta, const double *lo, const doub
 /* ---- the fit -------------------------------------------------------------------------- */
 
 /* The bound base model: a roofline, or -KV_EINVAL. */
-static int base_model(const kv_sim_options *so, const kv_setup *setup, kv_timing *t,
-                      kv_diag *diag)
+static int base_model(const kv_sim_options *so, const kv_setup *setup, kv_timing *t, kv_diag *diag)
 {
     const char *spec = so->time_model ? so->time_model : "roofline";
     int rc = kv_timing_parse(spec, t, diag);
@@ -399,8 +430,7 @@ static double train_loss(const kv_cal_result *out, bool after)
 static int setup_fit(search *s, fit_run *runs, bool *train, kv_bench *const *benches, size_t n,
                      const kv_cal_options *co, kv_cal_result *out, kv_diag *diag)
 {
-    int rc = kv_cal_keys_parse(co->fit ? co->fit : "overhead,mbu", out->keys, &out->n_keys,
-                               diag);
+    int rc = kv_cal_keys_parse(co->fit ? co->fit : "overhead,mbu", out->keys, &out->n_keys, diag);
     if (rc == 0 && co->holdout == KV_CAL_HOLDOUT_ALTERNATE && n < 2)
         rc = kv_diag_set(diag, -KV_EINVAL,
                          "{holdout} alternate needs at least two runs (one to fit, one to "
@@ -442,17 +472,19 @@ int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *cons
     bool *train = kv_xcalloc(n ? n : 1, sizeof *train);
     if (rc == 0)
         rc = setup_fit(&s, runs, train, benches, n, co, out, diag);
-    double theta[KV_CAL_N_KEYS], lo[KV_CAL_N_KEYS], hi[KV_CAL_N_KEYS], best = INFINITY;
+    double theta[KV_CAL_N_KEYS], best = INFINITY;
+    box bx;
     for (size_t j = 0; rc == 0 && j < out->n_keys; j++) {
         const key_info *k = &key_infos[out->keys[j]];
         out->base[j] = key_value(&s.base, out->keys[j]);
         theta[j] = k->absolute ? out->base[j] : 1.0;
-        lo[j] = k->lo;
-        hi[j] = theta[j] > k->hi ? theta[j] : k->hi;
+        bx.lo[j] = k->lo;
+        bx.hi[j] = theta[j] > k->hi ? theta[j] : k->hi;
+        bx.step[j] = k->step;
     }
     if (rc == 0) {
         kv_timing_describe(&s.base, out->before_model, sizeof out->before_model);
-        rc = pattern_search(&s, theta, lo, hi, &best, diag);
+        rc = pattern_search(&s, theta, &bx, &best, diag);
         out->budget_spent = rc == 1;
         rc = rc == 1 ? 0 : rc;
     }

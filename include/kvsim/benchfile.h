@@ -1,6 +1,6 @@
 /* benchfile: a user's own serving benchmark, read for kvsim calibrate (issue 11 item 4).
  *
- * Two formats, told apart by content (a file whose first non-blank byte is '{' is JSON):
+ * Two formats, told apart by content (a file whose first non-blank byte is '{' or '[' is JSON):
  *
  * 1. A `vllm bench serve --save-result --save-detailed` result (also benchmark_serving.py's):
  *    one JSON object with the per-request arrays input_lens, output_lens, ttfts (s) and itls
@@ -60,7 +60,7 @@ typedef struct kv_bench_req {
 } kv_bench_req;
 
 typedef struct kv_bench {
-    char *path;         /* as given */
+    char *path; /* as given */
     kv_bench_kind kind;
     kv_bench_req *reqs; /* n, in the file's order (the order they were sent) */
     size_t n;

@@ -119,8 +119,8 @@ typedef struct kv_cal_result {
     char before_model[KV_TIMING_DESCRIBE_MAX], after_model[KV_TIMING_DESCRIBE_MAX];
     kv_cal_run *runs; /* one per bench, in order */
     size_t n_runs;
-    uint32_t replays;              /* run replays the search spent */
-    bool budget_spent;             /* stopped by max_replays, not by the last halving */
+    uint32_t replays;               /* run replays the search spent */
+    bool budget_spent;              /* stopped by max_replays, not by the last halving */
     double loss_before, loss_after; /* on the fitted runs */
 } kv_cal_result;
 

@@ -97,7 +97,7 @@ static int seen(void *state, int g, const cli_opt *opt, const char *arg)
     (void)state;
     (void)arg;
     static const char *const unused[] = {"format", "trace-block-size", "limit", "time-scale",
-                                         "rate", "shared-prefix", NULL};
+                                         "rate",   "shared-prefix",    NULL};
     for (int k = 0; g == 1 && unused[k]; k++)
         if (strcmp(opt->name, unused[k]) == 0)
             return cli_error(CLI_USAGE,
@@ -116,9 +116,8 @@ static double shown(int k, double v)
 
 static void print_run(const kv_cal_run *r, size_t i)
 {
-    printf("\nrun %zu: %s (%s): %zu requests replayed, %zu failed skipped\n", i + 1,
-           r->bench->path, r->held_out ? "held out" : "fitted", r->n_replayed,
-           r->bench->n_failed);
+    printf("\nrun %zu: %s (%s): %zu requests replayed, %zu failed skipped\n", i + 1, r->bench->path,
+           r->held_out ? "held out" : "fitted", r->n_replayed, r->bench->n_failed);
     printf("  %-18s %11s %11s %11s %11s %10s\n", "metric", "measured", "before", "after",
            "err before", "err after");
     for (int k = 0; k < KV_CAL_N_METRICS; k++) {
@@ -128,8 +127,8 @@ static void print_run(const kv_cal_run *r, size_t i)
                  strcmp(m->unit, "ms") ? "" : "ms");
         double meas = r->measured.v[k];
         printf("  %-18s %11.2f %11.2f %11.2f %9.1f %% %8.1f %%\n", label, shown(k, meas),
-               shown(k, r->before.v[k]), shown(k, r->after.v[k]),
-               (r->before.v[k] / meas - 1) * 100, (r->after.v[k] / meas - 1) * 100);
+               shown(k, r->before.v[k]), shown(k, r->after.v[k]), (r->before.v[k] / meas - 1) * 100,
+               (r->after.v[k] / meas - 1) * 100);
     }
 }
 
@@ -173,8 +172,7 @@ static void print_result(const kv_cal_result *res)
         int k = res->keys[j];
         if (k == KV_CAL_KEY_MFU || k == KV_CAL_KEY_MBU)
             printf("  %-13s %.6g x the base %.6g = %.6g\n", k == KV_CAL_KEY_MFU ? "mfu" : "mbu",
-                   res->fitted[j], res->base[j],
-                   fmin(1.0, res->fitted[j] * res->base[j]));
+                   res->fitted[j], res->base[j], fmin(1.0, res->fitted[j] * res->base[j]));
         else
             printf("  %-13s %.6g s (base %.6g s)\n",
                    k == KV_CAL_KEY_OVERHEAD ? "overhead"
