@@ -117,6 +117,8 @@ Test(benchfile, json_bad_input_names_file_and_field)
              "'itls' has 1 entries but 'input_lens' has 2");
     load_bad(J_HEAD J_OK "\"itls\":[[1],[]]}", -KV_EPARSE,
              "request 0: output_lens is 3 but itls has 1 entries (want 1 + len(itls))");
+    load_bad(J_HEAD J_OK "\"itls\":[[1,1],[0.5]]}", -KV_EPARSE,
+             "request 1: output_lens is 1 but itls has 1 entries");
     load_bad("{\"num_prompts\":3,\"request_rate\":\"inf\"," J_OK "\"itls\":[[1,1],[]]}", -KV_EPARSE,
              "'num_prompts' is 3 but the per-request arrays have 2 entries");
     load_bad(J_HEAD "\"input_lens\":[10,20],\"output_lens\":[3,1],\"ttfts\":[-0.5,0.25],"
