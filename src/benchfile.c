@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/path.h"
 #include "kvsim/text.h"
 #include "kvsim/trace.h"
 
@@ -183,35 +184,6 @@ void kv_bench_free(kv_bench *b)
     free(b->reqs);
     free(b->path);
     free(b);
-}
-
-static int slurp(FILE *f, const char *path, char **out, size_t *n, kv_diag *diag)
-{
-    size_t cap = 1 << 16, len = 0;
-    char *buf = kv_xmalloc(cap);
-    for (;;) {
-        if (len + 1 == cap) {
-            cap = cap > (KV_BENCH_MAX_BYTES + 2) / 2 ? KV_BENCH_MAX_BYTES + 2 : cap * 2;
-            buf = kv_xrealloc(buf, cap);
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (ferror(f)) {
-            free(buf);
-            return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
-        }
-        if (len > KV_BENCH_MAX_BYTES) {
-            free(buf);
-            return kv_diag_set(diag, -KV_EPARSE, "%s: larger than %u MiB", path,
-                               (unsigned)(KV_BENCH_MAX_BYTES >> 20));
-        }
-        if (got == 0 || feof(f))
-            break;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    *n = len;
-    return 0;
 }
 
 /* A required array of the top-level object. */
@@ -568,7 +540,7 @@ int kv_bench_load(kv_bench **out, const char *path, kv_diag *diag)
         rewind(f);
         char *text = NULL;
         size_t len = 0;
-        rc = slurp(f, path, &text, &len, diag);
+        rc = kv_path_slurp(f, path, KV_BENCH_MAX_BYTES, "", &text, &len, diag);
         if (rc == 0)
             rc = load_json(out, path, text, len, diag);
         free(text);
