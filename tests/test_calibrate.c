@@ -474,3 +474,37 @@ Test(calibrate, cli_error_lines)
         run_result_free(&r);
     }
 }
+
+Test(calibrate_fit, failed_requests_are_skipped_and_rejections_are_errors)
+{
+    kv_setup_options mo;
+    kv_setup_options_init(&mo);
+    mo.num_blocks = 20; /* 19 usable 16-token blocks */
+    kv_setup setup;
+    kv_diag d;
+    cr_assert_eq(kv_setup_resolve(&mo, &setup, &d), 0, "%s", d.msg);
+    kv_sim_options so;
+    kv_sim_options_init(&so);
+    kv_cal_options co;
+    kv_cal_options_init(&co);
+    co.fit = "overhead";
+    co.max_replays = 4;
+    kv_bench *b = load_ok("f.json", "{\"num_prompts\":3,\"request_rate\":\"inf\","
+                                    "\"input_lens\":[10,20,30],\"output_lens\":[3,0,2],"
+                                    "\"ttfts\":[0.05,0,0.06],\"itls\":[[0.01,0.01],[],[0.01]],"
+                                    "\"errors\":[\"\",\"boom\",\"\"]}");
+    cr_assert_eq(kv_bench_sends(b, KV_BENCH_RULE_SERVE, 0, &d), 0);
+    kv_cal_result r;
+    cr_assert_eq(kv_calibrate(&so, &setup, &b, 1, &co, &r, &d), 0, "%s", d.msg);
+    cr_assert_eq(r.runs[0].n_replayed, 2, "the failed request is not replayed");
+    cr_assert_eq(r.runs[0].bench->n_failed, 1);
+    kv_cal_result_release(&r);
+    kv_bench_free(b);
+    /* A prompt longer than the whole pool is rejected by the replay: an error naming the run. */
+    b = load_ok("big.csv", "send_s,prompt_len,output_len,ttft_s,e2e_s\n0,1000,2,0.1,0.2\n"
+                           "0,10,2,0.1,0.2\n");
+    cr_assert_eq(kv_calibrate(&so, &setup, &b, 1, &co, &r, &d), -KV_ECAPACITY);
+    cr_assert(strstr(d.msg, "big.csv: 1 of 2 requests did not finish in the replay"), "%s",
+              d.msg);
+    kv_bench_free(b);
+}
