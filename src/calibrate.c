@@ -511,3 +511,52 @@ void kv_cal_result_release(kv_cal_result *r)
     free(r->runs);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static json_t *real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *metrics_json(const kv_cal_metrics *m)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < KV_CAL_N_METRICS; k++)
+        json_object_set_new(o, kv_cal_metric_infos[k].name, real_or_null(m->v[k]));
+    return o;
+}
+
+json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout)
+{
+    json_t *o = json_object(), *fit = json_array(), *params = json_object(), *runs = json_array();
+    for (size_t j = 0; j < r->n_keys; j++) {
+        const key_info *k = &key_infos[r->keys[j]];
+        double value = k->absolute ? r->fitted[j] : cap1(r->fitted[j] * r->base[j]);
+        json_array_append_new(fit, json_string(k->name));
+        json_object_set_new(
+            params, k->name,
+            json_pack("{s:f,s:f,s:f}", "fitted", r->fitted[j], "base", r->base[j], "value", value));
+    }
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const kv_cal_run *run = &r->runs[i];
+        json_array_append_new(
+            runs,
+            json_pack("{s:s,s:b,s:I,s:I,s:o,s:o,s:o}", "path", run->bench->path, "held_out",
+                      run->held_out, "requests", (json_int_t)run->n_replayed, "failed",
+                      (json_int_t)run->bench->n_failed, "measured", metrics_json(&run->measured),
+                      "before", metrics_json(&run->before), "after", metrics_json(&run->after)));
+    }
+    json_object_set_new(o, "fit", fit);
+    json_object_set_new(o, "holdout",
+                        json_string(holdout == KV_CAL_HOLDOUT_ALTERNATE ? "alternate" : "none"));
+    json_object_set_new(o, "replays", json_integer(r->replays));
+    json_object_set_new(o, "budget_spent", json_boolean(r->budget_spent));
+    json_object_set_new(o, "loss_before", real_or_null(r->loss_before));
+    json_object_set_new(o, "loss_after", real_or_null(r->loss_after));
+    json_object_set_new(o, "time_model_before", json_string(r->before_model));
+    json_object_set_new(o, "time_model", json_string(r->after_model));
+    json_object_set_new(o, "parameters", params);
+    json_object_set_new(o, "runs", runs);
+    return o;
+}

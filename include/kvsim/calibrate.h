@@ -23,6 +23,7 @@
 #ifndef KVSIM_CALIBRATE_H
 #define KVSIM_CALIBRATE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -133,5 +134,13 @@ typedef struct kv_cal_result {
 int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *const *benches,
                  size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag);
 void kv_cal_result_release(kv_cal_result *r); /* NULL-safe on a zeroed result */
+
+/* The result as a JSON object (kvsim calibrate --json): "fit" (the keys), "holdout",
+ * "replays", "budget_spent", "loss_before", "loss_after", "time_model_before", "time_model"
+ * (the fitted spec), "parameters" (per key: "fitted" — seconds, or the factor — "base" and
+ * "value", the value the spec carries), and "runs" (per run: "path", "held_out",
+ * "requests" replayed, "failed", and "measured", "before", "after", each the five metrics
+ * by name in seconds and tokens/s, null where undefined).  New reference; can't fail. */
+json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout);
 
 #endif

@@ -3,7 +3,7 @@
  * (the framework: this command's rows, then the same simulation and model groups `kvsim
  * run` takes) → setup and engine config (usage errors before any file is read) → every
  * run file read and its send times rebuilt → the fit → the table and, last, the
- * `--time-model` line `kvsim run` accepts verbatim.  Nothing is written but stdout. */
+ * `--time-model` line `kvsim run` accepts verbatim (and --json FILE, atomically). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +12,12 @@
 #include "cli/cli.h"
 #include "cli/sim.h"
 #include "kvsim/calibrate.h"
+#include "kvsim/afile.h"
 #include "kvsim/mem.h"
+#include "kvsim/report.h"
 
 typedef struct cal_cmd {
+    const char *json; /* --json FILE, or NULL */
     kv_cal_options co;
     kv_bench_rule rule;
     kv_sim_options so;
@@ -37,6 +40,8 @@ static const cli_opt options[] = {
      "how a JSON run's sends are rebuilt: serve (default:\n"
      "vllm bench serve, delays normalised to n / rate) or\n"
      "legacy (benchmark_serving.py: first at 0, raw gaps)"},
+    {"json", 0, "FILE", CLI_FILE(cal_cmd, json),
+     "also write the result as JSON to FILE (atomically)"},
     {0},
 };
 
@@ -223,20 +228,31 @@ static int exec(void *state, int argc, char **argv)
         rc = cli_engine_config(&c->so, &setup, &check);
     if (rc == CLI_OK && c->co.holdout == KV_CAL_HOLDOUT_ALTERNATE && argc < 2)
         rc = cli_error(CLI_USAGE, "--holdout alternate needs at least two runs, got %d", argc);
+    kv_diag d;
+    if (rc == CLI_OK && c->json && kv_afile_check_target(c->json, &d) != 0)
+        rc = cli_diag(CLI_RUNTIME, &d); /* before the work */
     if (rc != CLI_OK)
         return rc;
     kv_bench **b = kv_xcalloc((size_t)argc, sizeof *b);
     rc = load_runs(c, argc, argv, b);
     kv_cal_result res;
-    kv_diag d;
     if (rc == CLI_OK) {
         int err = kv_calibrate(&c->so, &setup, b, (size_t)argc, &c->co, &res, &d);
         rc = err == 0 ? CLI_OK : cli_diag(cli_code(err), &d);
     }
     if (rc == CLI_OK) {
-        print_result(&res);
+        if (c->json) {
+            json_t *j =
+                kv_json_stamped(kv_cal_result_to_json(&res, c->co.holdout), cli_command_line());
+            if (kv_afile_write_json(c->json, j, &d) != 0)
+                rc = cli_diag(CLI_RUNTIME, &d);
+            json_decref(j);
+        }
+        if (rc == CLI_OK)
+            print_result(&res);
         kv_cal_result_release(&res);
-        rc = cli_flush_stdout();
+        if (rc == CLI_OK)
+            rc = cli_flush_stdout();
     }
     for (int i = 0; i < argc; i++)
         kv_bench_free(b[i]);
