@@ -3,7 +3,8 @@
  * JSON: the whole file is read (at most KV_BENCH_MAX_BYTES) and parsed once with jansson,
  * duplicate keys rejected as the trace readers do; the arrays are checked in a fixed order
  * (presence and type, then equal lengths, then each request), so the first problem is the
- * one reported.  CSV: one bounded line at a time, split on commas, every value through
+ * one reported.  CSV: the same bounded read, then one line at a time (each at most
+ * KV_TRACE_MAX_CSV_RECORD bytes, split in place on commas), every value through
  * kv_parse_number (the one number grammar).
  *
  * The schedule: MT19937 (Matsumoto & Nishimura, init_genrand seeding) feeding numpy's
@@ -386,11 +387,11 @@ enum { C_SEND, C_PROMPT, C_OUTPUT, C_TTFT, C_E2E, N_COLS };
 static const char *const col_names[N_COLS] = {"send_s", "prompt_len", "output_len", "ttft_s",
                                               "e2e_s"};
 
-/* Split line (its end trimmed) at commas into at most N_COLS + 1 fields. */
+/* Split line (a final CR trimmed) at commas into at most N_COLS + 1 fields. */
 static int split(char *line, char **f)
 {
     size_t len = strlen(line);
-    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    while (len > 0 && line[len - 1] == '\r')
         line[--len] = '\0';
     int n = 0;
     for (char *p = line;; p++) {
@@ -473,45 +474,54 @@ static void sort_sends(kv_bench_req *v, kv_bench_req *tmp, size_t n)
     memcpy(v, tmp, n * sizeof *v);
 }
 
-static int load_csv(kv_bench **out, const char *path, FILE *f, kv_diag *diag)
+/* One record of the CSV: line ln, NUL-terminated in place, its terminator removed. */
+static int csv_line(kv_bench *b, uint64_t ln, char *line, size_t len, int *order, bool *have_header,
+                    size_t *room, kv_diag *diag)
 {
-    size_t cap = KV_TRACE_MAX_CSV_RECORD + 2;
-    char *line = kv_xmalloc(cap);
+    const char *path = b->path;
+    char *fields[N_COLS + 1];
+    if (len > KV_TRACE_MAX_CSV_RECORD)
+        return kv_diag_set(diag, -KV_EPARSE, "%s:%llu: a line longer than %zu bytes", path,
+                           (unsigned long long)ln, (size_t)KV_TRACE_MAX_CSV_RECORD);
+    if (strlen(line) != len)
+        return kv_diag_set(diag, -KV_EPARSE, "%s:%llu: a NUL byte", path, (unsigned long long)ln);
+    if (strchr(line, '"'))
+        return kv_diag_set(diag, -KV_EPARSE, "%s:%llu: quoted fields are not read", path,
+                           (unsigned long long)ln);
+    if (strspn(line, "\r") == len)
+        return 0; /* a blank line */
+    if (!*have_header) {
+        *have_header = true;
+        return header(path, line, order, diag);
+    }
+    if (split(line, fields) != N_COLS)
+        return kv_diag_set(diag, -KV_EPARSE, "%s:%llu: want 5 fields", path,
+                           (unsigned long long)ln);
+    if (b->n == KV_BENCH_MAX_REQUESTS)
+        return kv_diag_set(diag, -KV_ERANGE, "%s:%llu: more than %u requests", path,
+                           (unsigned long long)ln, (unsigned)KV_BENCH_MAX_REQUESTS);
+    if (b->n == *room)
+        b->reqs = kv_xrealloc(b->reqs, (*room = *room * 2 + 64) * sizeof *b->reqs);
+    return csv_row(path, ln, fields, order, &b->reqs[b->n++], diag);
+}
+
+/* The CSV form, from the whole text (modified in place). */
+static int load_csv(kv_bench **out, const char *path, char *text, size_t len, kv_diag *diag)
+{
     int order[N_COLS];
     kv_bench *b = bench_new(path, KV_BENCH_CSV, 0);
-    size_t room = 0;
+    size_t room = 0, pos = 0;
     int rc = 0;
     bool have_header = false;
-    for (uint64_t ln = 1; rc == 0 && fgets(line, (int)cap, f); ln++) {
-        size_t len = strlen(line);
-        char *fields[N_COLS + 1];
-        if (len == cap - 1 && line[len - 1] != '\n')
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%llu: a line longer than %zu bytes", path,
-                             (unsigned long long)ln, (size_t)KV_TRACE_MAX_CSV_RECORD);
-        else if (strchr(line, '"'))
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%llu: quoted fields are not read", path,
-                             (unsigned long long)ln);
-        else if (strspn(line, "\r\n") == len)
-            continue; /* a blank line */
-        else if (!have_header)
-            rc = header(path, line, order, diag), have_header = true;
-        else if (split(line, fields) != N_COLS)
-            rc = kv_diag_set(diag, -KV_EPARSE, "%s:%llu: want 5 fields", path,
-                             (unsigned long long)ln);
-        else if (b->n == KV_BENCH_MAX_REQUESTS)
-            rc = kv_diag_set(diag, -KV_ERANGE, "%s:%llu: more than %u requests", path,
-                             (unsigned long long)ln, (unsigned)KV_BENCH_MAX_REQUESTS);
-        else {
-            if (b->n == room)
-                b->reqs = kv_xrealloc(b->reqs, (room = room * 2 + 64) * sizeof *b->reqs);
-            rc = csv_row(path, ln, fields, order, &b->reqs[b->n++], diag);
-        }
+    for (uint64_t ln = 1; rc == 0 && pos < len; ln++) {
+        char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        line[n] = '\0'; /* the newline, or the buffer's own terminator */
+        rc = csv_line(b, ln, line, n, order, &have_header, &room, diag);
+        pos += n + 1;
     }
-    if (rc == 0 && ferror(f))
-        rc = kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
     if (rc == 0 && b->n == 0)
         rc = kv_diag_set(diag, -KV_EPARSE, "%s: no requests", path);
-    free(line);
     if (rc != 0) {
         kv_bench_free(b);
         return rc;
@@ -524,6 +534,25 @@ static int load_csv(kv_bench **out, const char *path, FILE *f, kv_diag *diag)
     return 0;
 }
 
+int kv_bench_load_stream(kv_bench **out, FILE *f, const char *name, kv_diag *diag)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = kv_path_slurp(f, name, KV_BENCH_MAX_BYTES, "", &text, &len, diag);
+    if (rc != 0)
+        return rc;
+    size_t lead = 0;
+    while (lead < len && text[lead] && strchr(" \t\r\n", text[lead]))
+        lead++;
+    if (lead < len && (text[lead] == '{' || text[lead] == '['))
+        rc = load_json(out, name, text, len, diag);
+    else
+        rc = load_csv(out, name, text, len, diag);
+    free(text);
+    return rc;
+}
+
 int kv_bench_load(kv_bench **out, const char *path, kv_diag *diag)
 {
     *out = NULL;
@@ -531,23 +560,7 @@ int kv_bench_load(kv_bench **out, const char *path, kv_diag *diag)
     if (!f)
         return kv_diag_set(diag, errno == ENOENT ? -KV_ENOENT : -KV_EIO, "cannot open '%s': %s",
                            path, strerror(errno));
-    int c;
-    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-        ;
-    int rc;
-    if (c == '{' || c == '[') {
-        ungetc(c, f);
-        rewind(f);
-        char *text = NULL;
-        size_t len = 0;
-        rc = kv_path_slurp(f, path, KV_BENCH_MAX_BYTES, "", &text, &len, diag);
-        if (rc == 0)
-            rc = load_json(out, path, text, len, diag);
-        free(text);
-    } else {
-        rewind(f);
-        rc = load_csv(out, path, f, diag);
-    }
+    int rc = kv_bench_load_stream(out, f, path, diag);
     fclose(f);
     return rc;
 }

@@ -18,7 +18,7 @@
  *
  * Errors name the file and the field (JSON) or line (CSV), e.g.
  *   "run.json: request 7: output_lens is 12 but itls has 10 entries (want 1 + len(itls))"
- * Sizes are bounded (KV_BENCH_MAX_BYTES of JSON, KV_TRACE_MAX_CSV_RECORD a CSV line,
+ * Sizes are bounded (KV_BENCH_MAX_BYTES a file, KV_TRACE_MAX_CSV_RECORD a CSV line,
  * KV_TRACE_MAX_LEN a length); nothing is returned on error.
  */
 #ifndef KVSIM_BENCHFILE_H
@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kvsim/error.h"
 
@@ -76,6 +77,9 @@ typedef struct kv_bench {
  * time or length out of range, a concurrency of 0) with the diag naming file and field or
  * line.  *out is NULL on error. */
 int kv_bench_load(kv_bench **out, const char *path, kv_diag *diag);
+/* The same from an open stream, read to its end and not closed; name stands for the file
+ * in messages and in kv_bench.path. */
+int kv_bench_load_stream(kv_bench **out, FILE *f, const char *name, kv_diag *diag);
 void kv_bench_free(kv_bench *b); /* NULL ok */
 
 /* The client's schedule of n sends at rate requests/s (0 = inf: all at 0), gaps drawn as
