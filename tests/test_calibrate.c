@@ -212,6 +212,25 @@ Test(benchfile, csv_bad_input_names_file_and_line)
     load_bad("send_s,prompt_len,output_len,ttft_s,e2e_s,extra\n", -KV_EPARSE,
              ":1: the header must name exactly the columns");
     load_bad("send_s,send_s,output_len,ttft_s,e2e_s\n", -KV_EPARSE, "(got 'send_s')");
+    size_t big = KV_TRACE_MAX_CSV_RECORD + 100;
+    char *longline = kv_xmalloc(big + 64);
+    int n = snprintf(longline, 64, "%s", h);
+    memset(longline + n, '1', big);
+    longline[n + big] = '\0';
+    load_bad(longline, -KV_EPARSE, ":2: a line longer than 1048576 bytes");
+    free(longline);
+    char *p = kv_path_join(dir, "nul.csv");
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fprintf(f, "%s0,1,1,0.1,0.2", h);
+    fputc('\0', f);
+    fputs("9\n", f);
+    fclose(f);
+    kv_bench *nb = NULL;
+    kv_diag nd;
+    cr_assert_eq(kv_bench_load(&nb, p, &nd), -KV_EPARSE);
+    cr_assert(strstr(nd.msg, ":2: a NUL byte"), "%s", nd.msg);
+    free(p);
     kv_bench *b = NULL;
     kv_diag d;
     cr_assert_eq(kv_bench_load(&b, "/nonexistent/run.json", &d), -KV_ENOENT);
