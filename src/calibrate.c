@@ -40,6 +40,16 @@ static const key_info key_infos[KV_CAL_N_KEYS] = {KV_CAL_KEYS(AS_KEY)};
 static const char key_names[] = KV_CAL_KEYS(AS_NAME);
 #undef AS_NAME
 
+const char *kv_cal_key_name(int key)
+{
+    return key_infos[key].name;
+}
+
+bool kv_cal_key_absolute(int key)
+{
+    return key_infos[key].absolute;
+}
+
 /* ---- metrics -------------------------------------------------------------------------- */
 
 static int cmp_double(const void *pa, const void *pb)

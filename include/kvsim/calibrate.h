@@ -64,6 +64,10 @@ extern const kv_cal_metric_info kv_cal_metric_infos[KV_CAL_N_METRICS];
 enum { KV_CAL_KEYS(KV_CAL_AS_ENUM) KV_CAL_N_KEYS };
 #undef KV_CAL_AS_ENUM
 
+/* A key's name ("overhead"), and whether it is fitted in seconds (else as a factor). */
+const char *kv_cal_key_name(int key);
+bool kv_cal_key_absolute(int key);
+
 /* Step halvings of the search. */
 #define KV_CAL_HALVINGS 8
 

@@ -131,6 +131,10 @@ static void print_run(const kv_cal_run *r, size_t i)
         snprintf(label, sizeof label, "%s%s%s", m->label, strcmp(m->unit, "ms") ? "" : " ",
                  strcmp(m->unit, "ms") ? "" : "ms");
         double meas = r->measured.v[k];
+        if (!isfinite(meas)) { /* TPOT, ITL of single-token outputs */
+            printf("  %-18s %11s\n", label, "-");
+            continue;
+        }
         printf("  %-18s %11.2f %11.2f %11.2f %9.1f %% %8.1f %%\n", label, shown(k, meas),
                shown(k, r->before.v[k]), shown(k, r->after.v[k]), (r->before.v[k] / meas - 1) * 100,
                (r->after.v[k] / meas - 1) * 100);
@@ -175,15 +179,12 @@ static void print_result(const kv_cal_result *res)
            res->loss_before, res->loss_after);
     for (size_t j = 0; j < res->n_keys; j++) {
         int k = res->keys[j];
-        if (k == KV_CAL_KEY_MFU || k == KV_CAL_KEY_MBU)
-            printf("  %-13s %.6g x the base %.6g = %.6g\n", k == KV_CAL_KEY_MFU ? "mfu" : "mbu",
-                   res->fitted[j], res->base[j], fmin(1.0, res->fitted[j] * res->base[j]));
+        if (kv_cal_key_absolute(k))
+            printf("  %-13s %.6g s (base %.6g s)\n", kv_cal_key_name(k), res->fitted[j],
+                   res->base[j]);
         else
-            printf("  %-13s %.6g s (base %.6g s)\n",
-                   k == KV_CAL_KEY_OVERHEAD ? "overhead"
-                   : k == KV_CAL_KEY_SEQ    ? "seq_overhead"
-                                            : "layer_lat",
-                   res->fitted[j], res->base[j]);
+            printf("  %-13s %.6g x the base %.6g = %.6g\n", kv_cal_key_name(k), res->fitted[j],
+                   res->base[j], fmin(1.0, res->fitted[j] * res->base[j]));
     }
     for (size_t i = 0; i < res->n_runs; i++)
         print_run(&res->runs[i], i);
