@@ -47,13 +47,9 @@ static void check_run(kv_bench *b, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    FILE *f = fmemopen(size ? (void *)data : (void *)"", size ? size : 1, "rb");
+    FILE *f = fuzz_stream(data, size);
     if (!f)
         return 0;
-    if (!size) {
-        int c = fgetc(f); /* an empty stream: consume the one placeholder byte */
-        (void)c;
-    }
     kv_bench *b = NULL;
     kv_diag d = {{0}};
     int rc = kv_bench_load_stream(&b, f, NAME, &d);
