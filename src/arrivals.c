@@ -17,6 +17,13 @@
  * some next_of points to.  Ends are recorded during an event (kv_arrivals_ended) and
  * released after it, at the event's time (kv_arrivals_settle).
  *
+ * Semaphore.  With max_concurrency N, the open-loop cursor is gated: the k-th row it sends
+ * (k = n_gated) may go at max(arrival, released[k − N]) once k < N or that many replies
+ * have been received; released[] holds reply times in the order they happen (settle runs
+ * at non-decreasing times and `out` is constant, so it is sorted), which is the FIFO
+ * semaphore's order of slot hand-overs.  A gated row sent after its arrival gets a spec
+ * copy, as a follower does.
+ *
  * Memory: O(n) for the FIFO and, with clients, next_of, the follower marks and the
  * copies of the followers' specs; O(clients) for the heap.
  */
@@ -141,8 +148,13 @@ struct kv_arrivals {
     size_t n_heap;
     size_t *ended; /* requests ended during the current event */
     size_t n_ended;
-    kv_request_spec *sent; /* copies of the followers' specs, arrival = send */
+    kv_request_spec *sent; /* copies of the specs sent after their arrival, arrival = send */
     size_t n_sent;
+    /* the semaphore (0 / NULL without one) */
+    uint32_t slots;    /* N */
+    size_t n_gated;    /* open-loop rows sent so far */
+    int64_t *released; /* reply times, in order: [0, n_released) */
+    size_t n_released;
 };
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -227,7 +239,6 @@ static size_t link_clients(kv_arrivals *a)
     }
     free(v);
     a->heap = kv_xmalloc((clients ? clients : 1) * sizeof *a->heap);
-    a->ended = kv_xmalloc(t->n * sizeof *a->ended);
     return followers;
 }
 
@@ -237,7 +248,8 @@ static void skip_followers(kv_arrivals *a)
         a->cursor++;
 }
 
-kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_frontend *fe)
+kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_frontend *fe,
+                                uint32_t max_concurrency)
 {
     kv_arrivals *a = kv_xcalloc(1, sizeof *a);
     a->trace = t;
@@ -248,6 +260,13 @@ kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_fronte
         a->gap_ns = 1;
     size_t followers = link_clients(a);
     skip_followers(a);
+    a->slots = max_concurrency;
+    if (a->slots) {
+        a->released = kv_xmalloc((t->n ? t->n : 1) * sizeof *a->released);
+        followers = t->n; /* any row may be held back */
+    }
+    if (a->next_of || a->slots)
+        a->ended = kv_xmalloc((t->n ? t->n : 1) * sizeof *a->ended);
     if (followers)
         a->sent = kv_xmalloc(followers * sizeof *a->sent);
     a->cap = 64;
@@ -265,19 +284,37 @@ void kv_arrivals_destroy(kv_arrivals *a)
     free(a->heap);
     free(a->ended);
     free(a->sent);
+    free(a->released);
     free(a);
 }
 
 bool kv_arrivals_closed_loop(const kv_arrivals *a)
 {
-    return a->next_of != NULL;
+    return a->next_of != NULL || a->slots > 0;
+}
+
+/* Whether the open-loop cursor may send now, and when (*t). */
+static bool cursor_send(const kv_arrivals *a, int64_t *t)
+{
+    if (a->cursor >= a->trace->n)
+        return false;
+    *t = a->trace->reqs[a->cursor].arrival_ns;
+    if (a->slots == 0 || a->n_gated < a->slots)
+        return true;
+    size_t k = a->n_gated - a->slots; /* the reply whose slot this row takes */
+    if (k >= a->n_released)
+        return false;
+    if (a->released[k] > *t)
+        *t = a->released[k];
+    return true;
 }
 
 /* The next send, if any (*p). */
 static bool next_send(const kv_arrivals *a, pending *p)
 {
-    bool open = a->cursor < a->trace->n;
-    pending o = {open ? a->trace->reqs[a->cursor].arrival_ns : 0, a->cursor};
+    int64_t t = 0;
+    bool open = cursor_send(a, &t);
+    pending o = {t, a->cursor};
     if (a->n_heap > 0 && (!open || earlier(&a->heap[0], &o)))
         *p = a->heap[0];
     else if (open)
@@ -302,7 +339,7 @@ bool kv_arrivals_next(const kv_arrivals *a, int64_t *t)
  * admits it and it joins the FIFO. */
 static void send(kv_arrivals *a, size_t i, int64_t t)
 {
-    if (a->follower && a->follower[i]) {
+    if ((a->follower && a->follower[i]) || t != a->reqs[i].spec->arrival_ns) {
         kv_request_spec *c = &a->sent[a->n_sent++];
         *c = *a->reqs[i].spec;
         c->arrival_ns = t;
@@ -341,6 +378,7 @@ bool kv_arrivals_pop(kv_arrivals *a, size_t *idx)
         heap_pop(a);
     } else {
         a->cursor++;
+        a->n_gated++;
         skip_followers(a);
     }
     send(a, s.i, s.t);
@@ -351,13 +389,17 @@ void kv_arrivals_ended(void *arrivals, const kv_req *r)
 {
     kv_arrivals *a = arrivals;
     size_t i = (size_t)(r - a->reqs);
-    if (a->next_of && a->next_of[i] != NONE)
+    if ((a->next_of && a->next_of[i] != NONE) || (a->slots && !a->reqs[i].spec->client))
         a->ended[a->n_ended++] = i;
 }
 
 void kv_arrivals_settle(kv_arrivals *a, int64_t now)
 {
     for (size_t k = 0; k < a->n_ended; k++) {
+        if (!a->next_of || a->next_of[a->ended[k]] == NONE) { /* a semaphore slot frees */
+            a->released[a->n_released++] = sat_add(now, a->fe.out_ns);
+            continue;
+        }
         size_t j = a->next_of[a->ended[k]];
         const kv_request_spec *s = a->reqs[j].spec;
         int64_t t = sat_add(sat_add(now, a->fe.out_ns), s->think_ns);

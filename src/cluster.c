@@ -441,7 +441,7 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
     kv_engine_config ec = *cfg;
     ec.reqs = res->reqs;
     ec.n_reqs = res->n;
-    d->arr = kv_arrivals_create(trace, res->reqs, &cfg->frontend);
+    d->arr = kv_arrivals_create(trace, res->reqs, &cfg->frontend, cfg->max_concurrency);
     if (kv_arrivals_closed_loop(d->arr)) {
         ec.sched.on_end = kv_arrivals_ended;
         ec.sched.end_ctx = d->arr;

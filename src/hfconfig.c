@@ -51,6 +51,7 @@
 #include "hfconfig_internal.h"
 #include "kvsim/mem.h"
 #include "kvsim/model.h"
+#include "kvsim/path.h"
 #include "kvsim/text.h"
 
 typedef struct reader {
@@ -293,38 +294,6 @@ static int read_model(const reader *r, const json_t *root, kv_model *out)
     return 0;
 }
 
-/* The whole stream into *buf (NUL-terminated, *n bytes), at most KV_HF_CONFIG_MAX bytes:
- * 0, -KV_EIO (read error) or -KV_EPARSE (too big); diag set. */
-static int slurp(FILE *f, const char *path, char **buf, size_t *n, kv_diag *diag)
-{
-    size_t cap = 16384, len = 0;
-    char *b = kv_xmalloc(cap);
-    for (;;) {
-        if (len + 1 == cap) { /* room for one more byte than the limit, and the NUL */
-            cap = cap > (KV_HF_CONFIG_MAX + 2) / 2 ? KV_HF_CONFIG_MAX + 2 : cap * 2;
-            b = kv_xrealloc(b, cap);
-        }
-        size_t got = fread(b + len, 1, cap - len - 1, f);
-        len += got;
-        if (ferror(f)) {
-            free(b);
-            return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
-        }
-        if (len > KV_HF_CONFIG_MAX) {
-            free(b);
-            return kv_diag_set(diag, -KV_EPARSE,
-                               "%s: larger than %u MiB (a config.json is a few KB)", path,
-                               (unsigned)(KV_HF_CONFIG_MAX >> 20));
-        }
-        if (got == 0 || feof(f))
-            break;
-    }
-    b[len] = '\0';
-    *buf = b;
-    *n = len;
-    return 0;
-}
-
 /* The key jansson rejected as a duplicate: the string token that ends just before byte
  * `pos` (jansson reports where its lexer stopped; it only quotes tokens of up to 20
  * characters itself).  Copied raw, truncated with "...".  false if it cannot be found. */
@@ -358,7 +327,9 @@ int kv_model_from_hf_stream(FILE *f, const char *path, kv_model *out, kv_diag *d
     kv_mem_route_json();
     char *text = NULL;
     size_t n = 0;
-    int rc = slurp(f, path, &text, &n, diag);
+    /* At most KV_HF_CONFIG_MAX bytes: -KV_EIO (read error) or -KV_EPARSE (too big). */
+    int rc =
+        kv_path_slurp(f, path, KV_HF_CONFIG_MAX, " (a config.json is a few KB)", &text, &n, diag);
     if (rc < 0)
         return rc;
     json_error_t je;

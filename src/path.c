@@ -1,8 +1,9 @@
-/* path: path joining (include/kvsim/path.h). */
+/* path: path joining and bounded whole-file reads (include/kvsim/path.h). */
 #include "kvsim/path.h"
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvsim/mem.h"
@@ -23,4 +24,34 @@ const char *kv_path_base(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+int kv_path_slurp(FILE *f, const char *path, size_t max, const char *note, char **out, size_t *n,
+                  kv_diag *diag)
+{
+    size_t cap = 16384, len = 0;
+    char *b = kv_xmalloc(cap);
+    for (;;) {
+        if (len + 1 == cap) { /* room for one more byte than the limit, and the NUL */
+            cap = cap > (max + 2) / 2 ? max + 2 : cap * 2;
+            b = kv_xrealloc(b, cap);
+        }
+        size_t got = fread(b + len, 1, cap - len - 1, f);
+        len += got;
+        if (ferror(f)) {
+            free(b);
+            return kv_diag_set(diag, -KV_EIO, "cannot read '%s'", path);
+        }
+        if (len > max) {
+            free(b);
+            return kv_diag_set(diag, -KV_EPARSE, "%s: larger than %u MiB%s", path,
+                               (unsigned)(max >> 20), note);
+        }
+        if (got == 0 || feof(f))
+            break;
+    }
+    b[len] = '\0';
+    *out = b;
+    *n = len;
+    return 0;
 }

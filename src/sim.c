@@ -72,6 +72,7 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     rc = kv_frontend_parse(o->frontend ? o->frontend : "none", &c->frontend, diag);
     if (rc != 0)
         return rc;
+    c->max_concurrency = o->max_concurrency;
     c->sample_every = 1;
     c->hash_algo = o->hash_algo;
     c->chains = o->chains;
@@ -198,7 +199,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
         ec.ctx = hooks->ctx;
     }
     driver d = {NULL, res, trace, shared_prefix, hooks,
-                kv_arrivals_create(trace, res->reqs, &cfg->frontend)};
+                kv_arrivals_create(trace, res->reqs, &cfg->frontend, cfg->max_concurrency)};
     if (kv_arrivals_closed_loop(d.arr)) {
         ec.sched.on_end = kv_arrivals_ended;
         ec.sched.end_ctx = d.arr;

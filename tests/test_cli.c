@@ -91,7 +91,7 @@ Test(cli_tables, every_command_is_well_formed)
         cr_assert(cli_cmd_check(*c, why, sizeof why), "%s", why);
         cr_assert_eq(cli_find_command((*c)->name), *c);
     }
-    cr_assert_eq(n, 8, "estimate, gen, run, sweep, merge, plan, plot, hash");
+    cr_assert_eq(n, 9, "estimate, gen, run, sweep, merge, plan, calibrate, plot, hash");
     cr_assert_null(cli_find_command("bogus"));
 }
 

@@ -16,6 +16,13 @@
  *   (finished, or rejected).  A client's first row, and every row without a client, is
  *   sent at its arrival (open loop).  Sends depend on the simulation, yet stay
  *   deterministic: ties are broken by trace index.
+ * - A client semaphore (max_concurrency N > 0; 0 = none, the default): `vllm bench serve
+ *   --max-concurrency N`'s asyncio.Semaphore.  Rows without a client are sent in trace
+ *   order, each at max(its arrival, the moment a slot frees): the k-th such row (0-based)
+ *   takes a slot at its arrival when k < N, else when the (k − N + 1)-th reply reaches
+ *   its client (the semaphore is FIFO: waiters are served in order).  A reply is received
+ *   `out` after the request ended (finished or rejected).  Rows with a client hold no
+ *   slot.
  *
  * Times a client sees (requests.csv, TTFT, E2E) are taken from the send: a closed-loop
  * row's spec is replaced by a copy whose arrival is its send, and kv_arrivals_finish
@@ -50,12 +57,14 @@ void kv_frontend_describe(const kv_frontend *f, char *buf, size_t size);
 typedef struct kv_arrivals kv_arrivals; /* opaque */
 
 /* The arrival stream of a replay of trace t whose requests are reqs[0..t->n) (their
- * specs may be replaced, see above).  Can't fail (out of memory aborts). */
-kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_frontend *fe);
+ * specs may be replaced, see above); max_concurrency N > 0 puts the client semaphore in
+ * front of the open-loop rows (0: none).  Can't fail (out of memory aborts). */
+kv_arrivals *kv_arrivals_create(const kv_trace *t, kv_req *reqs, const kv_frontend *fe,
+                                uint32_t max_concurrency);
 void kv_arrivals_destroy(kv_arrivals *a); /* NULL ok */
 
-/* Whether the trace has closed-loop rows: then the replay must report every request's
- * end through kv_arrivals_ended (as sched's on_end) and call kv_arrivals_settle. */
+/* Whether the trace has closed-loop rows or a semaphore: then the replay must report every
+ * request's end through kv_arrivals_ended (as sched's on_end) and call kv_arrivals_settle. */
 bool kv_arrivals_closed_loop(const kv_arrivals *a);
 
 /* The time of the next event on the arrival path (a send or an arrival), false when

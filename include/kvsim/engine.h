@@ -61,6 +61,8 @@ typedef struct kv_engine_config {
     kv_timing timing;
     kv_frontend frontend;  /* the serving front end the replay drivers put before the
                               scheduler (arrivals.h); the engine itself ignores it */
+    uint32_t max_concurrency; /* the client semaphore of the replay drivers (arrivals.h);
+                                 0 = none (the default); the engine ignores it */
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
     kv_hash_algo hash_algo; /* the block identity function (default SHA-256) */
     kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */

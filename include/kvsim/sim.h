@@ -39,6 +39,9 @@ typedef struct kv_sim_options {
     kv_free_order free_order;
     const char *time_model; /* kv_timing_parse's spec; default "roofline" */
     const char *frontend;   /* kv_frontend_parse's spec; default "none" */
+    uint32_t max_concurrency; /* vllm bench serve's --max-concurrency: a semaphore of N
+                                 slots in front of the open-loop rows (arrivals.h); 0 =
+                                 none (the default; kvsim calibrate sets it) */
     kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
     kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
                                trace (kvsim plan's probes); NULL = none */

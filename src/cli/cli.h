@@ -191,7 +191,7 @@ const char *cli_command_line(void);
 
 /* ---- the commands (cmd_*.c), in `kvsim --help` order ----------------------------------- */
 extern const cli_cmd cli_cmd_estimate, cli_cmd_gen, cli_cmd_run, cli_cmd_sweep, cli_cmd_merge,
-    cli_cmd_plan, cli_cmd_plot, cli_cmd_hash;
+    cli_cmd_plan, cli_cmd_calibrate, cli_cmd_plot, cli_cmd_hash;
 
 /* ---- figures (cmd_plot.c), for run/sweep/plan --plot ---------------------------------- */
 /* Draw every figure DIR supports (kv_plot_dir).  Prints the figures written on stdout

@@ -389,7 +389,7 @@ void cli_help(FILE *f, const cli_cmd *cmd)
 
 const cli_cmd *const cli_commands[] = {
     &cli_cmd_estimate, &cli_cmd_gen,  &cli_cmd_run,  &cli_cmd_sweep, &cli_cmd_merge,
-    &cli_cmd_plan,     &cli_cmd_plot, &cli_cmd_hash, NULL,
+    &cli_cmd_plan,     &cli_cmd_calibrate, &cli_cmd_plot, &cli_cmd_hash, NULL,
 };
 
 void cli_usage(FILE *f)

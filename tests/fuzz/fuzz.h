@@ -27,6 +27,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                                          \
     } while (0)
 
+/* The input as a read-only stream (fmemopen needs a non-empty buffer: an empty input is a
+ * one-byte buffer read out), or NULL when fmemopen fails.  Close with fclose(). */
+static inline FILE *fuzz_stream(const uint8_t *data, size_t size)
+{
+    FILE *f = fmemopen(size ? (void *)data : (void *)"", size ? size : 1, "rb");
+    if (f && !size) {
+        int c = fgetc(f);
+        (void)c;
+    }
+    return f;
+}
+
 /* The input as a NUL-terminated string (cut at its first NUL, as a C argument would be).
  * Free with free(). */
 static inline char *fuzz_string(const uint8_t *data, size_t size)

@@ -17,13 +17,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    FILE *f = fmemopen(size ? (void *)data : (void *)"", size ? size : 1, "rb");
+    FILE *f = fuzz_stream(data, size);
     if (!f)
         return 0;
-    if (!size) {
-        int c = fgetc(f); /* an empty stream: consume the one placeholder byte */
-        (void)c;
-    }
     kv_model m;
     kv_diag d = {{0}};
     int rc = kv_model_from_hf_stream(f, NAME, &m, &d);

@@ -183,14 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     };
     const char *f = (const char *)data + 1;
     size_t n = size - 1;
-    /* fmemopen needs a non-empty buffer; an empty file is a one-byte buffer read out */
-    FILE *fp = fmemopen(n ? (void *)f : (void *)"", n ? n : 1, "rb");
+    FILE *fp = fuzz_stream(data + 1, n);
     if (!fp)
         return 0;
-    if (!n) {
-        int c = fgetc(fp);
-        (void)c;
-    }
     kv_trace *t = (kv_trace *)&o; /* must come back NULL on error */
     kv_diag d = {{0}};
     int rc = kv_trace_load_stream(&t, fp, NAME, &o, &d);

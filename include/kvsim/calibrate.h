@@ -1,0 +1,150 @@
+/* calibrate: fit the roofline's free parameters to a user's own benchmark runs by replaying
+ * them (issue 11 item 4; the C port of scripts/accuracy --fit).
+ *
+ * Each run (benchfile.h, its send times rebuilt) becomes a trace of its successful
+ * requests — content-less prompts of the measured lengths, sent at the client's schedule
+ * behind its semaphore (sim.h max_concurrency) — and is replayed through kv_sim_replay with
+ * the caller's options and setup, only the time model changing.  Both sides are summarised
+ * the way vllm bench serve does (kv_cal_metrics_compute), and the fit minimises
+ *
+ *   loss = mean over the fitted runs and the five metrics of |ln(predicted / measured)|
+ *
+ * (a metric undefined on either side — TPOT with single-token outputs — is left out) by a
+ * deterministic pattern search: from the start point, try ± step on each key in turn,
+ * keep any move that lowers the loss by more than 1e-9, and when no move does, halve every
+ * step, KV_CAL_HALVINGS times; stop early when the replay budget is spent.  Evaluations are
+ * memoised.  Keys (KV_CAL_KEYS): overhead, seq_overhead, layer_lat are fitted in seconds
+ * from the base model's value; mfu and mbu as factors on it (mfu scales mfu and mfu8, mbu
+ * scales mbu and attn, each capped at 1), so the preset's ratios are kept.
+ *
+ * Hold-out: `alternate` fits on runs 0, 2, 4, … and reports runs 1, 3, … as held out
+ * (out-of-sample); `none` fits on all.
+ */
+#ifndef KVSIM_CALIBRATE_H
+#define KVSIM_CALIBRATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/benchfile.h"
+#include "kvsim/error.h"
+#include "kvsim/setup.h"
+#include "kvsim/sim.h"
+#include "kvsim/timing.h"
+
+/* id, name, label, unit, scale from the base unit (s or tokens/s) to the unit shown. */
+#define KV_CAL_METRICS(X)                                                                          \
+    X(TTFT_MEAN, "ttft_mean", "TTFT mean", "ms", 1e3)                                              \
+    X(TTFT_P99, "ttft_p99", "TTFT P99", "ms", 1e3)                                                 \
+    X(TPOT_MEAN, "tpot_mean", "TPOT mean", "ms", 1e3)                                              \
+    X(ITL_MEAN, "itl_mean", "ITL mean", "ms", 1e3)                                                 \
+    X(OUT_TPUT, "out_tput", "output tok/s", "tok/s", 1.0)
+
+#define KV_CAL_AS_ENUM(id, name, label, unit, scale) KV_CAL_##id,
+enum { KV_CAL_METRICS(KV_CAL_AS_ENUM) KV_CAL_N_METRICS };
+#undef KV_CAL_AS_ENUM
+
+typedef struct kv_cal_metric_info {
+    const char *name, *label, *unit;
+    double scale;
+} kv_cal_metric_info;
+extern const kv_cal_metric_info kv_cal_metric_infos[KV_CAL_N_METRICS];
+
+/* id, name, absolute (seconds) or a factor, first step, lower and upper bound. */
+#define KV_CAL_KEYS(X)                                                                             \
+    X(OVERHEAD, "overhead", true, 0.004, 0.0, 0.1)                                                 \
+    X(SEQ, "seq_overhead", true, 0.00005, 0.0, 0.002)                                              \
+    X(LAYER_LAT, "layer_lat", true, 0.00002, 0.0, 0.001)                                           \
+    X(MFU, "mfu", false, 0.25, 0.05, 1.5)                                                          \
+    X(MBU, "mbu", false, 0.25, 0.05, 1.5)
+
+#define KV_CAL_AS_ENUM(id, name, abs, step, lo, hi) KV_CAL_KEY_##id,
+enum { KV_CAL_KEYS(KV_CAL_AS_ENUM) KV_CAL_N_KEYS };
+#undef KV_CAL_AS_ENUM
+
+/* A key's name ("overhead"), and whether it is fitted in seconds (else as a factor). */
+const char *kv_cal_key_name(int key);
+bool kv_cal_key_absolute(int key);
+
+/* Step halvings of the search. */
+#define KV_CAL_HALVINGS 8
+
+/* One run's summary as vllm bench serve computes it (NaN where undefined). */
+typedef struct kv_cal_metrics {
+    double v[KV_CAL_N_METRICS];
+} kv_cal_metrics;
+
+/* One successful request as the client saw it. */
+typedef struct kv_cal_sample {
+    double send_s, ttft_s, e2e_s;
+    uint32_t output_len; /* ≥ 1 */
+} kv_cal_sample;
+
+/* TTFT mean and P99 (linear interpolation between order statistics, numpy's default),
+ * TPOT mean over requests with more than one output token ((e2e − ttft) / (out − 1)), ITL
+ * mean = Σ (e2e − ttft) / Σ (out − 1), output throughput = Σ out / (last finish − first
+ * send).  n ≥ 1.  Can't fail (out of memory aborts). */
+void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *out);
+
+/* Σ |ln(p / m)| over the metrics defined and positive on both sides, and their count. */
+double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, int *count);
+
+typedef enum kv_cal_holdout {
+    KV_CAL_HOLDOUT_NONE = 0,
+    KV_CAL_HOLDOUT_ALTERNATE,
+} kv_cal_holdout;
+
+typedef struct kv_cal_options {
+    const char *fit;        /* comma list of KV_CAL_KEYS names; default "overhead,mbu" */
+    kv_cal_holdout holdout; /* default none */
+    uint32_t max_replays;   /* budget of run replays for the search; default 2000 */
+} kv_cal_options;
+
+void kv_cal_options_init(kv_cal_options *o);
+
+/* "overhead,mbu" → the keys, in the list's order.  0, or -KV_EINVAL naming {fit}: an
+ * unknown key (the message lists the known ones), one given twice, an empty list. */
+int kv_cal_keys_parse(const char *list, int *keys, size_t *n_keys, kv_diag *diag);
+
+typedef struct kv_cal_run {
+    const kv_bench *bench;
+    bool held_out;
+    size_t n_replayed; /* its successful requests */
+    kv_cal_metrics measured, before, after;
+} kv_cal_run;
+
+typedef struct kv_cal_result {
+    size_t n_keys;
+    int keys[KV_CAL_N_KEYS];
+    double fitted[KV_CAL_N_KEYS]; /* seconds, or the factor on base[] */
+    double base[KV_CAL_N_KEYS];   /* the base model's value of each key (mfu, mbu: the value
+                                     the factor scales) */
+    char before_model[KV_TIMING_DESCRIBE_MAX], after_model[KV_TIMING_DESCRIBE_MAX];
+    kv_cal_run *runs; /* one per bench, in order */
+    size_t n_runs;
+    uint32_t replays;               /* run replays the search spent */
+    bool budget_spent;              /* stopped by max_replays, not by the last halving */
+    double loss_before, loss_after; /* on the fitted runs */
+} kv_cal_result;
+
+/* Fit.  so: the replay options (its time_model the base: a roofline spec; max_concurrency
+ * is set per run); setup: model, GPU, pool; benches[0..n) with send times (kv_bench_sends).
+ * 0, or a negative KV_E* with a diag: -KV_EINVAL for options (a time model that is not a
+ * roofline, a bad fit list, alternate with one run), a replay's own error, or
+ * -KV_ECAPACITY when a replay rejects requests (the message names the run).  The result
+ * must be released after 0. */
+int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *const *benches,
+                 size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag);
+void kv_cal_result_release(kv_cal_result *r); /* NULL-safe on a zeroed result */
+
+/* The result as a JSON object (kvsim calibrate --json): "fit" (the keys), "holdout",
+ * "replays", "budget_spent", "loss_before", "loss_after", "time_model_before", "time_model"
+ * (the fitted spec), "parameters" (per key: "fitted" — seconds, or the factor — "base" and
+ * "value", the value the spec carries), and "runs" (per run: "path", "held_out",
+ * "requests" replayed, "failed", and "measured", "before", "after", each the five metrics
+ * by name in seconds and tokens/s, null where undefined).  New reference; can't fail. */
+json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout);
+
+#endif

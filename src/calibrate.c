@@ -1,0 +1,572 @@
+/* calibrate: the fit of the roofline to benchmark runs (include/kvsim/calibrate.h).
+ *
+ * Data.  One in-memory trace per run (its successful requests, content-less, arrival =
+ * the client's scheduled send; the semaphore is the replay's, sim.h max_concurrency), made
+ * once.  A parameter vector θ (one entry per fitted key) becomes a complete roofline spec
+ * by editing a copy of the bound base model and describing it (kv_timing_describe), so the
+ * spec printed is exactly the one replayed.  The search memoises (θ, loss) in a growing
+ * array; a lookup is linear, which is nothing next to a replay.
+ *
+ * Invariants: the loss of a θ is computed from replays of the fitted runs only; the
+ * reported "after" of every run comes from one more replay with the final θ.
+ *
+ * Cost: (evaluations × fitted runs) replays, bounded by max_replays, plus two replays of
+ * every run for the report.  Out of scope: fitting linear or fixed models, the front end.
+ */
+#include "kvsim/calibrate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/mem.h"
+
+#define AS_INFO(id, name, label, unit, scale) {name, label, unit, scale},
+const kv_cal_metric_info kv_cal_metric_infos[KV_CAL_N_METRICS] = {KV_CAL_METRICS(AS_INFO)};
+#undef AS_INFO
+
+typedef struct key_info {
+    const char *name;
+    bool absolute;
+    double step, lo, hi;
+} key_info;
+
+#define AS_KEY(id, name, abs, step, lo, hi) {name, abs, step, lo, hi},
+static const key_info key_infos[KV_CAL_N_KEYS] = {KV_CAL_KEYS(AS_KEY)};
+#undef AS_KEY
+
+#define AS_NAME(id, name, abs, step, lo, hi) name ", "
+static const char key_names[] = KV_CAL_KEYS(AS_NAME);
+#undef AS_NAME
+
+const char *kv_cal_key_name(int key)
+{
+    return key_infos[key].name;
+}
+
+bool kv_cal_key_absolute(int key)
+{
+    return key_infos[key].absolute;
+}
+
+/* ---- metrics -------------------------------------------------------------------------- */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* numpy.percentile's default (linear): sorted[k] + (sorted[k+1] − sorted[k]) · frac. */
+static double percentile(double *v, size_t n, double q)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    double pos = (double)(n - 1) * q / 100.0;
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : n - 1;
+    return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
+}
+
+void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *out)
+{
+    double *ttft = kv_xmalloc(n * sizeof *ttft);
+    double sum_ttft = 0, sum_tpot = 0, gap_s = 0, first = INFINITY, last = -INFINITY, toks = 0;
+    size_t n_tpot = 0;
+    uint64_t gaps = 0;
+    for (size_t i = 0; i < n; i++) {
+        ttft[i] = s[i].ttft_s;
+        sum_ttft += s[i].ttft_s;
+        if (s[i].output_len > 1) {
+            sum_tpot += (s[i].e2e_s - s[i].ttft_s) / (s[i].output_len - 1);
+            n_tpot++;
+            gap_s += s[i].e2e_s - s[i].ttft_s;
+            gaps += s[i].output_len - 1;
+        }
+        first = s[i].send_s < first ? s[i].send_s : first;
+        last = s[i].send_s + s[i].e2e_s > last ? s[i].send_s + s[i].e2e_s : last;
+        toks += s[i].output_len;
+    }
+    out->v[KV_CAL_TTFT_MEAN] = sum_ttft / (double)n;
+    out->v[KV_CAL_TTFT_P99] = percentile(ttft, n, 99);
+    out->v[KV_CAL_TPOT_MEAN] = n_tpot ? sum_tpot / (double)n_tpot : NAN;
+    out->v[KV_CAL_ITL_MEAN] = gaps ? gap_s / (double)gaps : NAN;
+    out->v[KV_CAL_OUT_TPUT] = last > first ? toks / (last - first) : NAN;
+    free(ttft);
+}
+
+double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, int *count)
+{
+    double sum = 0;
+    *count = 0;
+    for (int k = 0; k < KV_CAL_N_METRICS; k++) {
+        double p = pred->v[k], m = meas->v[k];
+        if (p > 0 && m > 0 && isfinite(p) && isfinite(m)) {
+            sum += fabs(log(p / m));
+            (*count)++;
+        }
+    }
+    return sum;
+}
+
+/* ---- options -------------------------------------------------------------------------- */
+
+void kv_cal_options_init(kv_cal_options *o)
+{
+    o->fit = "overhead,mbu";
+    o->holdout = KV_CAL_HOLDOUT_NONE;
+    o->max_replays = 2000;
+}
+
+int kv_cal_keys_parse(const char *list, int *keys, size_t *n_keys, kv_diag *diag)
+{
+    *n_keys = 0;
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < KV_CAL_N_KEYS &&
+               !(strlen(key_infos[k].name) == len && strncmp(p, key_infos[k].name, len) == 0))
+            k++;
+        if (k == KV_CAL_N_KEYS)
+            return kv_diag_set(diag, -KV_EINVAL, "{fit}: '%.*s' is not one of %.*s", (int)len, p,
+                               (int)sizeof key_names - 3, key_names);
+        for (size_t j = 0; j < *n_keys; j++)
+            if (keys[j] == k)
+                return kv_diag_set(diag, -KV_EINVAL, "{fit}: '%s' given twice", key_infos[k].name);
+        keys[(*n_keys)++] = k;
+        if (p[len] != ',')
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* ---- replays -------------------------------------------------------------------------- */
+
+typedef struct fit_run {
+    kv_trace trace; /* its successful requests; reqs owned here */
+    const kv_bench *bench;
+    kv_cal_metrics measured;
+} fit_run;
+
+static void make_run(fit_run *r, const kv_bench *b)
+{
+    memset(r, 0, sizeof *r);
+    r->bench = b;
+    size_t n = b->n - b->n_failed, k = 0;
+    kv_request_spec *specs = kv_xcalloc(n, sizeof *specs);
+    kv_cal_sample *s = kv_xmalloc(n * sizeof *s);
+    for (size_t i = 0; i < b->n; i++) {
+        const kv_bench_req *q = &b->reqs[i];
+        if (!q->ok)
+            continue;
+        specs[k] = (kv_request_spec){.arrival_ns = llround(q->sched_s * 1e9),
+                                     .prompt_len = q->prompt_len,
+                                     .output_len = q->output_len,
+                                     .row = (uint32_t)k,
+                                     .line = (uint32_t)(i + 1),
+                                     .content = KV_CONTENT_NONE};
+        s[k++] = (kv_cal_sample){q->send_s, q->ttft_s, q->e2e_s, q->output_len};
+    }
+    r->trace.reqs = specs;
+    r->trace.n = n;
+    r->trace.format = KV_TRACE_KVSIM_JSONL;
+    r->trace.trace_block_size = 16;
+    r->trace.path = b->path;
+    kv_cal_metrics_compute(s, n, &r->measured);
+    free(s);
+}
+
+/* Replay run r under the time model spec: its metrics, or an error naming the run. */
+static int replay(const kv_sim_options *so, const kv_setup *setup, const fit_run *r,
+                  const char *spec, kv_cal_metrics *out, kv_diag *diag)
+{
+    kv_sim_options o = *so;
+    o.time_model = spec;
+    o.max_concurrency = r->bench->max_concurrency;
+    kv_run_result res;
+    int rc = kv_sim_replay(&o, setup, &r->trace, NULL, &res, diag);
+    if (rc != 0) {
+        if (res.reqs)
+            kv_run_result_release(&res);
+        return rc;
+    }
+    kv_cal_sample *s = kv_xmalloc(res.n * sizeof *s);
+    size_t bad = 0;
+    for (size_t i = 0; i < res.n; i++) {
+        const kv_req *q = &res.reqs[i];
+        bad += q->status != KV_REQ_FINISHED;
+        double send = (double)q->spec->arrival_ns / 1e9;
+        s[i] = (kv_cal_sample){send, (double)q->first_token_ns / 1e9 - send,
+                               (double)q->finish_ns / 1e9 - send, q->spec->output_len};
+    }
+    if (bad == 0)
+        kv_cal_metrics_compute(s, res.n, out);
+    else
+        rc = kv_diag_set(diag, -KV_ECAPACITY,
+                         "%s: %zu of %zu requests did not finish in the replay (rejected by "
+                         "the simulated pool: check the model, GPU and pool options)",
+                         r->bench->path, bad, res.n);
+    free(s);
+    kv_run_result_release(&res);
+    return rc;
+}
+
+/* ---- the search ----------------------------------------------------------------------- */
+
+typedef struct search {
+    const kv_sim_options *so;
+    const kv_setup *setup;
+    const fit_run *runs;
+    size_t n_runs;
+    const bool *train; /* fitted runs */
+    kv_timing base;    /* the bound base model */
+    const int *keys;
+    size_t n_keys;
+    double *memo; /* n_memo entries of n_keys + 1 doubles: θ, then its loss */
+    size_t n_memo, cap_memo;
+    uint32_t replays, max_replays;
+} search;
+
+static double cap1(double v)
+{
+    return v < 1.0 ? v : 1.0;
+}
+
+/* The complete spec of θ. */
+static void spec_of(const search *s, const double *theta, char *buf, size_t n)
+{
+    kv_timing t = s->base;
+    double mfu8 = s->base.mfu_fp8 > 0 ? s->base.mfu_fp8 : s->base.mfu;
+    double attn = s->base.attn_bw > 0 ? s->base.attn_bw : s->base.mbu;
+    for (size_t j = 0; j < s->n_keys; j++) {
+        double v = theta[j];
+        switch (s->keys[j]) {
+        case KV_CAL_KEY_OVERHEAD:
+            t.overhead_s = v;
+            break;
+        case KV_CAL_KEY_SEQ:
+            t.seq_overhead_s = v;
+            break;
+        case KV_CAL_KEY_LAYER_LAT:
+            t.layer_lat_s = v;
+            break;
+        case KV_CAL_KEY_MFU:
+            t.mfu = cap1(s->base.mfu * v);
+            t.mfu_fp8 = cap1(mfu8 * v);
+            break;
+        default: /* KV_CAL_KEY_MBU */
+            t.mbu = cap1(s->base.mbu * v);
+            t.attn_bw = cap1(attn * v);
+            break;
+        }
+    }
+    kv_timing_describe(&t, buf, n);
+}
+
+/* The loss of θ on the fitted runs: 0, 1 when the budget would be exceeded, or an error. */
+static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
+{
+    size_t w = s->n_keys + 1;
+    for (size_t m = 0; m < s->n_memo; m++)
+        if (memcmp(&s->memo[m * w], theta, s->n_keys * sizeof *theta) == 0) {
+            *loss = s->memo[m * w + s->n_keys];
+            return 0;
+        }
+    size_t n_train = 0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        n_train += s->train[i];
+    if (s->replays + n_train > s->max_replays)
+        return 1;
+    char spec[KV_TIMING_DESCRIBE_MAX];
+    spec_of(s, theta, spec, sizeof spec);
+    double sum = 0;
+    int count = 0;
+    for (size_t i = 0; i < s->n_runs; i++) {
+        if (!s->train[i])
+            continue;
+        kv_cal_metrics p;
+        int rc = replay(s->so, s->setup, &s->runs[i], spec, &p, diag);
+        s->replays++;
+        if (rc != 0)
+            return rc;
+        int c;
+        sum += kv_cal_log_error(&p, &s->runs[i].measured, &c);
+        count += c;
+    }
+    *loss = count ? sum / count : INFINITY;
+    if (s->n_memo == s->cap_memo) {
+        s->cap_memo = s->cap_memo * 2 + 16;
+        s->memo = kv_xrealloc(s->memo, s->cap_memo * w * sizeof *s->memo);
+    }
+    memcpy(&s->memo[s->n_memo * w], theta, s->n_keys * sizeof *theta);
+    s->memo[s->n_memo++ * w + s->n_keys] = *loss;
+    return 0;
+}
+
+typedef struct box {
+    double lo[KV_CAL_N_KEYS], hi[KV_CAL_N_KEYS], step[KV_CAL_N_KEYS];
+} box;
+
+/* Hooke–Jeeves' exploratory move around x (loss *fx), in place: ± step on each key in
+ * turn, keeping every move that lowers the loss by more than 1e-9.  0, 1, or an error. */
+static int explore(search *s, const box *bx, double *x, double *fx, kv_diag *diag)
+{
+    double th[KV_CAL_N_KEYS];
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < s->n_keys; j++)
+        for (int sign = 1; rc == 0 && sign >= -1; sign -= 2) {
+            memcpy(th, x, s->n_keys * sizeof *th);
+            double v = x[j] + sign * bx->step[j];
+            th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            if (th[j] == x[j])
+                continue;
+            double e;
+            rc = loss_of(s, th, &e, diag);
+            if (rc == 0 && e < *fx - 1e-9) {
+                memcpy(x, th, s->n_keys * sizeof *th);
+                *fx = e;
+                break; /* this key moved: on to the next */
+            }
+        }
+    return rc;
+}
+
+/* Hooke–Jeeves pattern search from theta (updated in place; *best its loss): explore; on
+ * success jump on along the move just made (x + (x − base)) and explore there while that
+ * keeps improving; on failure halve the steps, KV_CAL_HALVINGS times.  The jumps follow a
+ * valley that runs across the keys (overhead against mbu), where a plain coordinate
+ * search would crawl.  0, 1 (budget spent), or an error. */
+static int pattern_search(search *s, double *theta, box *bx, double *best, kv_diag *diag)
+{
+    size_t n = s->n_keys;
+    double x[KV_CAL_N_KEYS], p[KV_CAL_N_KEYS];
+    int rc = loss_of(s, theta, best, diag);
+    for (int h = 0; rc == 0 && h <= KV_CAL_HALVINGS;) {
+        double fx = *best;
+        memcpy(x, theta, n * sizeof *x);
+        rc = explore(s, bx, x, &fx, diag);
+        if (rc != 0 || !(fx < *best)) {
+            for (size_t j = 0; j < n; j++)
+                bx->step[j] /= 2;
+            h++;
+            continue;
+        }
+        while (rc == 0 && fx < *best) {
+            for (size_t j = 0; j < n; j++) {
+                double v = 2 * x[j] - theta[j];
+                p[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            }
+            memcpy(theta, x, n * sizeof *x);
+            *best = fx;
+            double fp;
+            rc = loss_of(s, p, &fp, diag);
+            if (rc == 0)
+                rc = explore(s, bx, p, &fp, diag);
+            if (rc == 0 && fp < fx) {
+                memcpy(x, p, n * sizeof *x);
+                fx = fp;
+            }
+        }
+    }
+    return rc;
+}
+
+/* ---- the fit -------------------------------------------------------------------------- */
+
+/* The bound base model: a roofline, or -KV_EINVAL. */
+static int base_model(const kv_sim_options *so, const kv_setup *setup, kv_timing *t, kv_diag *diag)
+{
+    const char *spec = so->time_model ? so->time_model : "roofline";
+    int rc = kv_timing_parse(spec, t, diag);
+    if (rc != 0)
+        return rc;
+    if (t->kind != KV_TIME_ROOFLINE)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{time_model} '%s': calibration fits the roofline's parameters "
+                           "(give roofline or roofline:KEY=VALUE,...)",
+                           spec);
+    kv_timing_bind(t, &setup->model, &setup->gpu, &setup->shard);
+    return 0;
+}
+
+static double key_value(const kv_timing *t, int key)
+{
+    switch (key) {
+    case KV_CAL_KEY_OVERHEAD:
+        return t->overhead_s;
+    case KV_CAL_KEY_SEQ:
+        return t->seq_overhead_s;
+    case KV_CAL_KEY_LAYER_LAT:
+        return t->layer_lat_s;
+    case KV_CAL_KEY_MFU:
+        return t->mfu;
+    default:
+        return t->mbu;
+    }
+}
+
+/* Every run's before (the base spec as given) and after (the fitted spec). */
+static int report_runs(const search *s, kv_cal_result *out, kv_diag *diag)
+{
+    const char *base = s->so->time_model ? s->so->time_model : "roofline";
+    for (size_t i = 0; i < s->n_runs; i++) {
+        kv_cal_run *r = &out->runs[i];
+        int rc = replay(s->so, s->setup, &s->runs[i], base, &r->before, diag);
+        if (rc == 0)
+            rc = replay(s->so, s->setup, &s->runs[i], out->after_model, &r->after, diag);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static double train_loss(const kv_cal_result *out, bool after)
+{
+    double sum = 0;
+    int count = 0;
+    for (size_t i = 0; i < out->n_runs; i++) {
+        const kv_cal_run *r = &out->runs[i];
+        if (r->held_out)
+            continue;
+        int c;
+        sum += kv_cal_log_error(after ? &r->after : &r->before, &r->measured, &c);
+        count += c;
+    }
+    return count ? sum / count : INFINITY;
+}
+
+/* Runs, hold-out marks and the search's start, bounds and state. */
+static int setup_fit(search *s, fit_run *runs, bool *train, kv_bench *const *benches, size_t n,
+                     const kv_cal_options *co, kv_cal_result *out, kv_diag *diag)
+{
+    int rc = kv_cal_keys_parse(co->fit ? co->fit : "overhead,mbu", out->keys, &out->n_keys, diag);
+    if (rc == 0 && co->holdout == KV_CAL_HOLDOUT_ALTERNATE && n < 2)
+        rc = kv_diag_set(diag, -KV_EINVAL,
+                         "{holdout} alternate needs at least two runs (one to fit, one to "
+                         "hold out); got %zu",
+                         n);
+    if (rc == 0 && n == 0)
+        rc = kv_diag_set(diag, -KV_EINVAL, "no benchmark runs to fit");
+    if (rc != 0)
+        return rc;
+    out->runs = kv_xcalloc(n, sizeof *out->runs);
+    out->n_runs = n;
+    for (size_t i = 0; i < n; i++) {
+        make_run(&runs[i], benches[i]);
+        train[i] = co->holdout == KV_CAL_HOLDOUT_NONE || i % 2 == 0;
+        out->runs[i] = (kv_cal_run){.bench = benches[i],
+                                    .held_out = !train[i],
+                                    .n_replayed = runs[i].trace.n,
+                                    .measured = runs[i].measured};
+    }
+    s->runs = runs;
+    s->n_runs = n;
+    s->train = train;
+    s->keys = out->keys;
+    s->n_keys = out->n_keys;
+    s->max_replays = co->max_replays;
+    return 0;
+}
+
+int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *const *benches,
+                 size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    search s;
+    memset(&s, 0, sizeof s);
+    s.so = so;
+    s.setup = setup;
+    int rc = base_model(so, setup, &s.base, diag);
+    fit_run *runs = kv_xcalloc(n ? n : 1, sizeof *runs);
+    bool *train = kv_xcalloc(n ? n : 1, sizeof *train);
+    if (rc == 0)
+        rc = setup_fit(&s, runs, train, benches, n, co, out, diag);
+    double theta[KV_CAL_N_KEYS], best = INFINITY;
+    box bx;
+    for (size_t j = 0; rc == 0 && j < out->n_keys; j++) {
+        const key_info *k = &key_infos[out->keys[j]];
+        out->base[j] = key_value(&s.base, out->keys[j]);
+        theta[j] = k->absolute ? out->base[j] : 1.0;
+        bx.lo[j] = k->lo;
+        bx.hi[j] = theta[j] > k->hi ? theta[j] : k->hi;
+        bx.step[j] = k->step;
+    }
+    if (rc == 0) {
+        kv_timing_describe(&s.base, out->before_model, sizeof out->before_model);
+        rc = pattern_search(&s, theta, &bx, &best, diag);
+        out->budget_spent = rc == 1;
+        rc = rc == 1 ? 0 : rc;
+    }
+    if (rc == 0) {
+        memcpy(out->fitted, theta, out->n_keys * sizeof *theta);
+        spec_of(&s, theta, out->after_model, sizeof out->after_model);
+        out->replays = s.replays;
+        rc = report_runs(&s, out, diag);
+    }
+    out->loss_before = train_loss(out, false);
+    out->loss_after = train_loss(out, true);
+    for (size_t i = 0; i < n; i++)
+        free(runs[i].trace.reqs);
+    free(runs);
+    free(train);
+    free(s.memo);
+    if (rc != 0)
+        kv_cal_result_release(out);
+    return rc;
+}
+
+void kv_cal_result_release(kv_cal_result *r)
+{
+    free(r->runs);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static json_t *real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *metrics_json(const kv_cal_metrics *m)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < KV_CAL_N_METRICS; k++)
+        json_object_set_new(o, kv_cal_metric_infos[k].name, real_or_null(m->v[k]));
+    return o;
+}
+
+json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout)
+{
+    json_t *o = json_object(), *fit = json_array(), *params = json_object(), *runs = json_array();
+    for (size_t j = 0; j < r->n_keys; j++) {
+        const key_info *k = &key_infos[r->keys[j]];
+        double value = k->absolute ? r->fitted[j] : cap1(r->fitted[j] * r->base[j]);
+        json_array_append_new(fit, json_string(k->name));
+        json_object_set_new(
+            params, k->name,
+            json_pack("{s:f,s:f,s:f}", "fitted", r->fitted[j], "base", r->base[j], "value", value));
+    }
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const kv_cal_run *run = &r->runs[i];
+        json_array_append_new(
+            runs,
+            json_pack("{s:s,s:b,s:I,s:I,s:o,s:o,s:o}", "path", run->bench->path, "held_out",
+                      run->held_out, "requests", (json_int_t)run->n_replayed, "failed",
+                      (json_int_t)run->bench->n_failed, "measured", metrics_json(&run->measured),
+                      "before", metrics_json(&run->before), "after", metrics_json(&run->after)));
+    }
+    json_object_set_new(o, "fit", fit);
+    json_object_set_new(o, "holdout",
+                        json_string(holdout == KV_CAL_HOLDOUT_ALTERNATE ? "alternate" : "none"));
+    json_object_set_new(o, "replays", json_integer(r->replays));
+    json_object_set_new(o, "budget_spent", json_boolean(r->budget_spent));
+    json_object_set_new(o, "loss_before", real_or_null(r->loss_before));
+    json_object_set_new(o, "loss_after", real_or_null(r->loss_after));
+    json_object_set_new(o, "time_model_before", json_string(r->before_model));
+    json_object_set_new(o, "time_model", json_string(r->after_model));
+    json_object_set_new(o, "parameters", params);
+    json_object_set_new(o, "runs", runs);
+    return o;
+}
