@@ -95,8 +95,17 @@ Test(cli_tables, every_command_is_well_formed)
     cr_assert_null(cli_find_command("bogus"));
 }
 
+static bool on_omit_list(const cli_cmd *c, int u, const char *name)
+{
+    for (const char *const *n = c->omit; u > 0 && n && *n; n++)
+        if (strcmp(*n, name) == 0)
+            return true;
+    return false;
+}
+
 /* The help of each command names every option of every group it uses, with its metavar
- * and short name, and -h, --help; no line is wider than 88 columns. */
+ * and short name, and -h, --help — except the options on its omit list (and a section
+ * left empty by them); no line is wider than 88 columns. */
 Test(cli_tables, help_lists_every_option_of_every_table)
 {
     for (const cli_cmd *const *c = cli_commands; *c; c++) {
@@ -113,8 +122,14 @@ Test(cli_tables, help_lists_every_option_of_every_table)
             for (const cli_section *s = (*c)->uses[u].group->sections; s->title; s++) {
                 char title[256];
                 snprintf(title, sizeof title, "\n%s:\n", s->title);
-                cr_assert(strstr(text, title), "%s: no section '%s'", (*c)->name, s->title);
+                int kept = 0, all = 0;
+                for (const cli_opt *o = s->opts; o && o->name; o++)
+                    all++, kept += !on_omit_list(*c, u, o->name);
+                cr_assert(!strstr(text, title) == (all > 0 && kept == 0 && !s->prose),
+                          "%s: section '%s' shown wrongly", (*c)->name, s->title);
                 for (const cli_opt *o = s->opts; o && o->name; o++) {
+                    if (on_omit_list(*c, u, o->name))
+                        continue;
                     char want[128];
                     snprintf(want, sizeof want, "%s--%s%s%s", o->short_name ? ", " : "    ",
                              o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
@@ -254,6 +269,51 @@ static const cli_cmd toy_cmd = {
     .exec = toy_exec,
     .seen = toy_seen,
 };
+
+/* A command's omit list: the group's option leaves the help and is refused by name with
+ * the command's reason; a section it empties goes too; an own option of an omitted name
+ * replaces the group's; a name no group has is a table error. */
+static const char *const toy_omit[] = {"on", "off", "count", NULL};
+static const cli_cmd toy_omitting = {
+    .name = "toy",
+    .summary = "a toy",
+    .synopsis = "FILE --count N\n[options]",
+    .description = "A toy command.\n",
+    .uses = {{&toy_group, 0}, {&other_group, offsetof(toy_state, o)}},
+    .args = {1, 1, "kvsim toy needs a FILE", "kvsim toy takes one FILE, got {n}"},
+    .state_size = sizeof(toy_state),
+    .init = toy_init,
+    .exec = toy_exec,
+    .omit = toy_omit,
+    .omit_why = "a reason",
+};
+
+Test(cli_toy, an_omitted_option_is_neither_shown_nor_taken)
+{
+    char why[256];
+    cr_assert(cli_cmd_check(&toy_omitting, why, sizeof why), "%s", why);
+    captured c = RUN(&toy_omitting, "--help");
+    cr_assert_eq(c.code, 0);
+    cr_assert_null(strstr(c.out, "--on"), "%s", c.out);
+    cr_assert_null(strstr(c.out, "\nother:\n"), "%s", c.out);
+    cr_assert_null(strstr(c.out, "shadowed"), "%s", c.out);
+    cr_assert(strstr(c.out, "-c, --count N  how many"), "%s", c.out);
+    captured_free(&c);
+    c = RUN(&toy_omitting, "f", "--count", "3", "--gamma", "--on");
+    cr_assert_eq(c.code, CLI_USAGE);
+    cr_assert_str_eq(c.err, "kvsim: error: --on does not apply to kvsim toy (a reason)\n");
+    cr_assert_eq(last.ran, 0);
+    captured_free(&c);
+    c = RUN(&toy_omitting, "f", "--count", "3", "--gamma");
+    cr_assert_eq(c.code, 0, "%s", c.err);
+    cr_assert_eq(last.count, 3, "the own --count still parses");
+    captured_free(&c);
+    static const char *const bad[] = {"nowhere", NULL};
+    cli_cmd broken = toy_omitting;
+    broken.omit = bad;
+    cr_assert_not(cli_cmd_check(&broken, why, sizeof why));
+    cr_assert_str_eq(why, "toy: omits '--nowhere', which no used group has");
+}
 
 Test(cli_toy, the_toy_is_well_formed_and_a_broken_rule_is_caught)
 {

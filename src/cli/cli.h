@@ -141,6 +141,12 @@ typedef struct cli_cmd {
     /* NULL, or called after each option is applied (group = its index in uses): sweep
      * passes the run options it sees on to every configuration. */
     int (*seen)(void *state, int group, const cli_opt *opt, const char *arg);
+    /* NULL, or the long names (NULL-terminated) of the used groups' options this command
+     * does not take: left out of its --help, and given, "--NAME does not apply to kvsim
+     * CMD (omit_why)" — unless the command's own group has an option of that name, which
+     * then replaces the group's (calibrate's --seed with its own default). */
+    const char *const *omit;
+    const char *omit_why;
 } cli_cmd;
 
 /* Every command, in `kvsim --help` order, NULL-terminated: what main dispatches on and

@@ -24,7 +24,7 @@ typedef struct cal_cmd {
     kv_setup_options mo;
 } cal_cmd;
 
-enum { OPT_FIT = 1, OPT_HOLDOUT, OPT_MAX_REPLAYS, OPT_ARRIVALS };
+enum { OPT_FIT = 1, OPT_HOLDOUT, OPT_MAX_REPLAYS, OPT_ARRIVALS, OPT_SEED };
 
 static const cli_opt options[] = {
     {"fit", 0, "KEYS", CLI_ID(OPT_FIT),
@@ -40,6 +40,9 @@ static const cli_opt options[] = {
      "how a JSON run's sends are rebuilt: serve (default:\n"
      "vllm bench serve, delays normalised to n / rate) or\n"
      "legacy (benchmark_serving.py: first at 0, raw gaps)"},
+    {"seed", 0, "N", CLI_ID(OPT_SEED),
+     "seed of the rebuilt send times (default 0, vllm bench\n"
+     "serve's)"},
     {"json", 0, "FILE", CLI_FILE(cal_cmd, json),
      "also write the result as JSON to FILE (atomically)"},
     {0},
@@ -48,9 +51,9 @@ static const cli_opt options[] = {
 static const cli_section sections[] = {
     {"calibration", options,
      "Each RUN is a `vllm bench serve --save-result --save-detailed` JSON or a CSV\n"
-     "with the header send_s,prompt_len,output_len,ttft_s,e2e_s.  --seed (default 0,\n"
-     "vLLM's) seeds the rebuilt send times.  The model, GPU and scheduler options are\n"
-     "kvsim run's; --time-model is the starting point (a roofline).\n"},
+     "with the header send_s,prompt_len,output_len,ttft_s,e2e_s.  The model, GPU and\n"
+     "scheduler options are kvsim run's; --time-model is the starting point (a\n"
+     "roofline).\n"},
     {0},
 };
 
@@ -75,6 +78,8 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         return cli_error(CLI_USAGE, "--holdout: '%s' is not none or alternate", arg);
     case OPT_MAX_REPLAYS:
         return cli_parse_u32(opt->name, arg, 1, 10000000, &c->co.max_replays);
+    case OPT_SEED:
+        return cli_parse_u64(opt->name, arg, 0, UINT64_MAX, &c->so.trace.seed);
     default: /* OPT_ARRIVALS */
         if (strcmp(arg, "serve") == 0 || strcmp(arg, "legacy") == 0) {
             c->rule = arg[0] == 's' ? KV_BENCH_RULE_SERVE : KV_BENCH_RULE_LEGACY;
@@ -96,21 +101,10 @@ static void init(void *state)
     kv_setup_options_init(&c->mo);
 }
 
-/* The trace-reading options of the shared group have no meaning here. */
-static int seen(void *state, int g, const cli_opt *opt, const char *arg)
-{
-    (void)state;
-    (void)arg;
-    static const char *const unused[] = {"format", "trace-block-size", "limit", "time-scale",
-                                         "rate",   "shared-prefix",    NULL};
-    for (int k = 0; g == 1 && unused[k]; k++)
-        if (strcmp(opt->name, unused[k]) == 0)
-            return cli_error(CLI_USAGE,
-                             "--%s does not apply to kvsim calibrate (the runs give lengths "
-                             "and send times)",
-                             opt->name);
-    return CLI_OK;
-}
+/* The trace-reading options of the shared group have no meaning here; --seed is this
+ * command's own (default 0). */
+static const char *const omit[] = {"format", "trace-block-size", "limit", "time-scale",
+                                   "rate",   "shared-prefix",    "seed", NULL};
 
 /* ---- the report ------------------------------------------------------------------------ */
 
@@ -277,5 +271,6 @@ const cli_cmd cli_cmd_calibrate = {
     .state_size = sizeof(cal_cmd),
     .init = init,
     .exec = exec,
-    .seen = seen,
+    .omit = omit,
+    .omit_why = "the runs give lengths and send times",
 };

@@ -88,6 +88,16 @@ static int find_short(const entry *e, int n, char c)
     return c == 'h' ? HELP : NONE;
 }
 
+/* Whether the command leaves out option o of its group uses[u] (its omit list; never one
+ * of its own options, so an own option can replace a group's in the help). */
+static bool omitted(const cli_cmd *cmd, int u, const cli_opt *o)
+{
+    for (const char *const *n = cmd->omit; u > 0 && n && *n; n++)
+        if (strcmp(*n, o->name) == 0)
+            return true;
+    return false;
+}
+
 /* The entry of a rule's option.  It exists in every command that uses the rule's group
  * (cli_cmd_check, run by the tests); a release build skips a rule that names nothing. */
 static int rule_opt(const parser *p, const char *name)
@@ -229,6 +239,11 @@ static int next_option(parser *p, int argc, char **argv, int *i, const char **ar
         return FAIL;
     }
     const cli_opt *o = k == HELP ? &help_opt : p->e[k].opt;
+    if (k != HELP && omitted(p->cmd, p->e[k].group, o)) {
+        cli_error(CLI_USAGE, "--%s does not apply to kvsim %s (%s)", o->name, p->cmd->name,
+                  p->cmd->omit_why ? p->cmd->omit_why : "see its --help");
+        return FAIL;
+    }
     if (o->metavar && !inline_val && *i >= argc) {
         cli_error(CLI_USAGE, "option '--%s' needs a value", o->name);
         return FAIL;
@@ -361,7 +376,7 @@ void cli_help(FILE *f, const cli_cmd *cmd)
     for (int u = 0; u < CLI_MAX_USES && cmd->uses[u].group; u++)
         for (const cli_section *s = cmd->uses[u].group->sections; s->title; s++)
             for (const cli_opt *o = s->opts; o && o->name; o++)
-                if (left_width(o) > col && left_width(o) <= MAX_LEFT)
+                if (!omitted(cmd, u, o) && left_width(o) > col && left_width(o) <= MAX_LEFT)
                     col = left_width(o);
     col += 2;
     int indent = (int)strlen("usage: kvsim  ") + (int)strlen(cmd->name);
@@ -375,9 +390,15 @@ void cli_help(FILE *f, const cli_cmd *cmd)
     const cli_section *with_help = help_section(cmd);
     for (int u = 0; u < CLI_MAX_USES && cmd->uses[u].group; u++)
         for (const cli_section *s = cmd->uses[u].group->sections; s->title; s++) {
+            int shown = 0;
+            for (const cli_opt *o = s->opts; o && o->name; o++)
+                shown += !omitted(cmd, u, o);
+            if (shown == 0 && s->opts && s->opts->name && !s->prose)
+                continue; /* every option left out: no empty section */
             fprintf(f, "\n%s:\n", s->title);
             for (const cli_opt *o = s->opts; o && o->name; o++)
-                print_opt(f, o, col);
+                if (!omitted(cmd, u, o))
+                    print_opt(f, o, col);
             if (s == with_help)
                 print_opt(f, &help_opt, col);
             if (s->prose)
@@ -464,6 +485,13 @@ bool cli_cmd_check(const cli_cmd *cmd, char *why, size_t wn)
             o->store != CLI_CALL)
             return fail(why, wn, "%s: '--%s': a store that does not fit its value", cmd->name,
                         o->name);
+    }
+    for (const char *const *name = cmd->omit; name && *name; name++) {
+        bool found = false;
+        for (int u = 1; u < CLI_MAX_USES && cmd->uses[u].group && !found; u++)
+            found = cli_group_find(cmd->uses[u].group, *name) != NULL;
+        if (!found)
+            return fail(why, wn, "%s: omits '--%s', which no used group has", cmd->name, *name);
     }
     if ((cmd->args.min > 0 && !cmd->args.missing) || (cmd->args.max >= 0 && !cmd->args.extra))
         return fail(why, wn, "%s: a positional count without its message", cmd->name);
