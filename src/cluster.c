@@ -27,7 +27,9 @@
  * each sample of any replica (an engine publishes a step's sample when the step starts
  * executing, so under async scheduling too the sums are of the steps in flight); C6 is counted at the end from each request's predicted and
  * granted hit.  With R = 1 nothing is routed (no router exists, no chain is computed
- * early) and the result is kv_replay's.
+ * early) and the result is kv_replay's; a request then gets its cache state only when it
+ * first heads the waiting queue (kv_sched_config.attach_at_head), not at arrival as
+ * kv_replay gives it (DESIGN §9 "Memory per request" in docs/design.md).
  *
  * Memory: R engines, the heap, the router, and per request its replica and predicted hit
  * (and its session id with --router session).

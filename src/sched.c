@@ -682,9 +682,10 @@ static int check_waiting(const kv_sched *s, kv_diag *d)
 {
     for (size_t i = 0; i < s->wq.len; i++) {
         const kv_req *r = kv__waitq_at(&s->wq, i);
-        bool unattached = !r->seq && (!s->cfg.attach_at_head || r->admitted);
+        /* Without cache state only under attach_at_head, and only until its first admission. */
+        bool stateless = !r->seq && (!s->cfg.attach_at_head || r->admitted);
         if (r->status != KV_REQ_WAITING || r->num_computed != 0 || r->step_new != 0 ||
-            unattached || (r->seq && kv_seq_len(r->seq) != 0) || r->placeholders != 0)
+            stateless || (r->seq && kv_seq_len(r->seq) != 0) || r->placeholders != 0)
             return kv_diag_set(d, -KV_EINVARIANT,
                                "sched: waiting entry %zu (row %u) is %s with %u computed tokens, "
                                "%u blocks and %u in flight",

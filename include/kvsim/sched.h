@@ -108,8 +108,9 @@ static inline uint32_t kv_req_num_tokens(const kv_req *r)
 /* PENDING, every time −1, no cache state.  Can't fail. */
 void kv_req_init(kv_req *r, const kv_request_spec *spec);
 /* Give a pending request its cache state for content c, sized for the most tokens it can
- * hold (prompt + output − 1), before it arrives anywhere (a router may read its chain).
- * Idempotent.  Can't fail. */
+ * hold (prompt + output − 1), before it arrives anywhere (a router may read its chain);
+ * under kv_sched_config.attach_at_head the scheduler does it when the request first heads
+ * the waiting queue instead.  Idempotent.  Can't fail. */
 void kv_req_attach(kv_req *r, const kv_content *c);
 /* A request that never arrived before the run stopped: PENDING → UNFINISHED. */
 void kv_req_abandon(kv_req *r);
