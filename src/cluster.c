@@ -27,7 +27,9 @@
  * each sample of any replica (an engine publishes a step's sample when the step starts
  * executing, so under async scheduling too the sums are of the steps in flight); C6 is counted at the end from each request's predicted and
  * granted hit.  With R = 1 nothing is routed (no router exists, no chain is computed
- * early) and the result is kv_replay's.
+ * early) and the result is kv_replay's; a request then gets its cache state only when it
+ * first heads the waiting queue (kv_sched_config.attach_at_head), not at arrival as
+ * kv_replay gives it (DESIGN §9 "Memory per request" in docs/design.md).
  *
  * Memory: R engines, the heap, the router, and per request its replica and predicted hit
  * (and its session id with --router session).
@@ -196,10 +198,13 @@ static uint32_t route(driver *d, size_t i, kv_req *r, const kv_content *c)
 static int arrive(driver *d, size_t i, int64_t now, kv_diag *diag)
 {
     kv_req *r = &d->res->reqs[i];
-    kv_content c;
-    kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
-    kv_req_attach(r, &c);
-    uint32_t to = d->R > 1 ? route(d, i, r, &c) : 0;
+    uint32_t to = 0;
+    if (d->R > 1) { /* the router reads the chain; one replica attaches at the head */
+        kv_content c;
+        kv_content_from_spec(&c, r->spec, d->trace->trace_block_size, d->shared_prefix);
+        kv_req_attach(r, &c);
+        to = route(d, i, r, &c);
+    }
     if (now > d->res->last_arrival_ns)
         d->res->last_arrival_ns = now;
     int64_t at;
@@ -441,6 +446,9 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
     kv_engine_config ec = *cfg;
     ec.reqs = res->reqs;
     ec.n_reqs = res->n;
+    ec.sched.attach_at_head = d->R == 1;
+    ec.sched.content_tb = trace->trace_block_size;
+    ec.sched.content_shared_prefix = d->shared_prefix;
     d->arr = kv_arrivals_create(trace, res->reqs, &cfg->frontend, cfg->max_concurrency);
     if (kv_arrivals_closed_loop(d->arr)) {
         ec.sched.on_end = kv_arrivals_ended;

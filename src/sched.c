@@ -151,11 +151,27 @@ void kv_req_init(kv_req *r, const kv_request_spec *spec)
     r->first_scheduled_ns = r->first_token_ns = r->finish_ns = -1;
 }
 
+static void attach(kv_req *r, const kv_content *c)
+{
+    if (!r->seq)
+        r->seq = kv_seq_create(c, r->spec->prompt_len + r->spec->output_len - 1);
+}
+
 void kv_req_attach(kv_req *r, const kv_content *c)
 {
     assert(r->status == KV_REQ_PENDING);
-    if (!r->seq)
-        r->seq = kv_seq_create(c, r->spec->prompt_len + r->spec->output_len - 1);
+    attach(r, c);
+}
+
+/* attach_at_head: the queue's head gets its cache state before its first lookup. */
+static void attach_head(const kv_sched *s, kv_req *r)
+{
+    if (r->seq)
+        return;
+    assert(s->cfg.attach_at_head && !r->admitted);
+    kv_content c;
+    kv_content_from_spec(&c, r->spec, s->cfg.content_tb, s->cfg.content_shared_prefix);
+    attach(r, &c);
 }
 
 /* The request ends (finished, rejected, unfinished): its table is already freed.  A token
@@ -299,7 +315,8 @@ static bool join(kv_sched *s, kv_req *r, bool front)
 
 bool kv_sched_arrive(kv_sched *s, kv_req *r)
 {
-    assert(r->status == KV_REQ_PENDING && r->seq && "kv_sched_arrive: attach first");
+    assert(r->status == KV_REQ_PENDING && (r->seq || s->cfg.attach_at_head) &&
+           "kv_sched_arrive: attach first");
     return join(s, r, false);
 }
 
@@ -430,6 +447,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         kv_req *r = kv__waitq_peek(&s->wq);
         uint32_t tokens = kv_req_num_tokens(r);
         kv_hits hits;
+        attach_head(s, r);
         kv_cache_lookup(s->cache, r->seq, tokens, &hits);
         uint32_t hit_tokens = hits.n * b;
         uint32_t num_new = tokens - hit_tokens;
@@ -664,8 +682,10 @@ static int check_waiting(const kv_sched *s, kv_diag *d)
 {
     for (size_t i = 0; i < s->wq.len; i++) {
         const kv_req *r = kv__waitq_at(&s->wq, i);
-        if (r->status != KV_REQ_WAITING || r->num_computed != 0 || r->step_new != 0 || !r->seq ||
-            kv_seq_len(r->seq) != 0 || r->placeholders != 0)
+        /* Without cache state only under attach_at_head, and only until its first admission. */
+        bool stateless = !r->seq && (!s->cfg.attach_at_head || r->admitted);
+        if (r->status != KV_REQ_WAITING || r->num_computed != 0 || r->step_new != 0 ||
+            stateless || (r->seq && kv_seq_len(r->seq) != 0) || r->placeholders != 0)
             return kv_diag_set(d, -KV_EINVARIANT,
                                "sched: waiting entry %zu (row %u) is %s with %u computed tokens, "
                                "%u blocks and %u in flight",

@@ -1025,3 +1025,71 @@ Test(cluster, replay_hasher_takes_the_algorithm_and_the_memo)
     }
     kv_trace_free(t);
 }
+
+/* ---- §9 "Memory per request": one replica attaches a request at the queue's head ------ */
+
+typedef struct attach_log {
+    size_t max_unattached; /* most waiting requests without cache state at one step end */
+    size_t max_fresh;      /* most never-admitted waiting requests with cache state */
+    size_t waiting_seen;   /* most waiting requests at one step end */
+} attach_log;
+
+static void count_attached(void *ctx, const kv_step_view *v)
+{
+    attach_log *l = ctx;
+    size_t unattached = 0, fresh = 0, waiting = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const kv_req *r = &v->reqs[i];
+        if (r->status != KV_REQ_WAITING)
+            continue;
+        waiting++;
+        unattached += r->seq == NULL;
+        fresh += r->seq != NULL && !r->admitted;
+    }
+    l->max_unattached = unattached > l->max_unattached ? unattached : l->max_unattached;
+    l->max_fresh = fresh > l->max_fresh ? fresh : l->max_fresh;
+    l->waiting_seen = waiting > l->waiting_seen ? waiting : l->waiting_seen;
+}
+
+Test(cluster, one_replica_attaches_a_request_when_it_first_heads_the_waiting_queue)
+{
+    /* An overloaded replica (4 running at most) of content-less rows past a 48-token shared
+     * prefix and tokens rows: kv_replay gives every request its cache state at arrival; the
+     * cluster driver of one replica only to the queue's head, so a long FCFS queue holds at
+     * most one never-admitted attached request (preempted ones keep theirs).  The outputs
+     * and the blocks hashed are kv_replay's, under both schedulers. */
+    random_trace(47, 200);
+    for (size_t i = 0; i < trace.n; i += 2) {
+        specs[i].content = KV_CONTENT_NONE;
+        specs[i].tokens = NULL;
+    }
+    kv_diag d;
+    for (int async = 0; async <= 1; async++) {
+        kv_engine_config c = config_as(60, 8, "fixed:0.01", async);
+        c.sched.max_seqs = 4;
+        attach_log la = {0}, lb = {0};
+        kv_sim_hooks ha = {.on_step_end = count_attached, .ctx = &la};
+        kv_sim_hooks hb = {.on_step_end = count_attached, .ctx = &lb};
+        cr_assert_eq(kv_replay(&c, &trace, "t", "bf16", 48, &ha, &ref, &d), 0, "%s", d.msg);
+        kv_router_config rc = router("round-robin", 1);
+        cr_assert_eq(kv_cluster_replay(&c, 1, &rc, &trace, "t", "bf16", 48, &hb, &res, &d), 0,
+                     "%s", d.msg);
+        cr_assert_gt(la.waiting_seen, 50, "the queue is long");
+        cr_assert_eq(la.max_unattached, 0, "kv_replay attaches at arrival");
+        cr_assert_eq(lb.waiting_seen, la.waiting_seen);
+        cr_assert_geq(lb.max_unattached + 1, lb.waiting_seen, "all but the head unattached");
+        cr_assert_leq(lb.max_fresh, 1, "only the head gets cache state before admission");
+        cr_assert_gt(res.stats.sched.preemptions, 0, "preempted requests keep theirs");
+        char *a = summary_text(&ref), *b = summary_text(&res);
+        cr_assert_str_eq(a, b, "%s", async ? "async" : "sync");
+        char *qa = requests_text(&ref), *qb = requests_text(&res);
+        cr_assert_str_eq(qa, qb, "%s", async ? "async" : "sync");
+        cr_assert_eq(ref.blocks_hashed, res.blocks_hashed);
+        free(a);
+        free(b);
+        free(qa);
+        free(qb);
+        kv_run_result_release(&res);
+        kv_run_result_release(&ref);
+    }
+}

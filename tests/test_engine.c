@@ -238,6 +238,57 @@ Test(engine, sched_walk_catches_a_request_out_of_step_with_its_table)
     stop_live(&L);
 }
 
+/* §9 "Memory per request": a waiting request may lack cache state only under
+ * attach_at_head and only until its first admission; the walk says so. */
+static void waiting_walk(bool at_head)
+{
+    add_req(0, 0, 10, 50, 0);
+    add_req(1, 0, 10, 50, 1);
+    kv_engine_config c = config(32, 4, "fixed:0.001");
+    c.check_invariants = false;
+    c.sched.max_seqs = 1; /* request 1 waits behind request 0 */
+    c.sched.attach_at_head = at_head;
+    c.sched.content_tb = 512;
+    kv_hasher *h;
+    kv_engine *e;
+    kv_req r[2];
+    kv_diag d;
+    cr_assert_eq(kv_hasher_create(&h, "t", "bf16", 4), 0);
+    cr_assert_eq(kv_engine_create(&e, &c, h, &d), 0, "%s", d.msg);
+    for (int i = 0; i < 2; i++) {
+        kv_req_init(&r[i], &specs[i]);
+        kv_content ct;
+        kv_content_from_spec(&ct, &specs[i], 512, 0);
+        if (!at_head)
+            kv_req_attach(&r[i], &ct);
+        kv_engine_arrive(e, &r[i], 0);
+    }
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(kv_engine_advance(e, &d), 0, "%s", d.msg);
+    cr_assert_eq(r[1].status, KV_REQ_WAITING);
+    kv_seq *saved = r[1].seq;
+    /* at_head: max_seqs kept it from every lookup, so it has no cache state yet */
+    cr_assert_eq(saved == NULL, at_head);
+    r[1].seq = NULL;
+    cr_assert_eq(kv_engine_check(e, &d), at_head ? 0 : -KV_EINVARIANT, "%s", d.msg);
+    if (!at_head)
+        cr_assert(strstr(d.msg, "sched: waiting entry 0 (row 1)"), "%s", d.msg);
+    r[1].admitted = true;
+    cr_assert_eq(kv_engine_check(e, &d), -KV_EINVARIANT, "admitted before, no cache state");
+    r[1].admitted = false;
+    r[1].seq = saved;
+    cr_assert_eq(kv_engine_check(e, &d), 0, "%s", d.msg);
+    kv_engine_abandon(e);
+    kv_engine_destroy(e);
+    kv_hasher_destroy(h);
+}
+
+Test(engine, sched_walk_allows_a_waiting_request_without_cache_state_only_at_head_mode)
+{
+    waiting_walk(false);
+    waiting_walk(true);
+}
+
 Test(engine, refcount_sum_equals_logical_entries)
 {
     live L;

@@ -3,6 +3,8 @@
  * ratio, and the per-request latency figures. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvsim/metrics.h"
@@ -33,6 +35,56 @@ Test(metrics, dist_sorts_and_summarises)
     cr_assert_eq(d.mean, 10);
     kv_dist_compute(v, 0, &d);
     cr_assert(d.n == 0 && d.p99 == 0 && d.max == 0 && d.mean == 0, "no values: all zeros");
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Value i of pattern p (of 6) for an array of n: random with many ties, random distinct,
+ * sorted, reversed, all equal, organ pipe. */
+static double pattern(int p, size_t i, size_t n, uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    switch (p) {
+    case 0:
+        return (double)((*x >> 33) % 7);
+    case 1:
+        return (double)(*x >> 11) / 9007199254740992.0;
+    case 2:
+        return (double)i;
+    case 3:
+        return (double)(n - i);
+    case 4:
+        return 0.25;
+    default:
+        return (double)(i < n / 2 ? i : n - i);
+    }
+}
+
+/* §9 (issue 9): the distributions' in-place sort gives qsort's array on every pattern and
+ * size, through the quicksort, the heapsort below the depth limit and the insertion sort. */
+Test(metrics, in_place_sort_of_the_distributions_is_qsort_without_a_copy)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 16, 17, 18, 100, 1000, 4099};
+    static double a[4099], b[4099];
+    uint64_t x = 9;
+    for (int p = 0; p < 6; p++)
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+            for (unsigned depth = 0; depth < 3; depth++) {
+                size_t n = sizes[k];
+                for (size_t i = 0; i < n; i++)
+                    a[i] = b[i] = pattern(p, i, n, &x);
+                qsort(b, n, sizeof *b, cmp_d);
+                if (depth == 2)
+                    kv_sort_doubles(a, n);
+                else
+                    kv_sort_doubles_depth(a, n, depth);
+                cr_assert_eq(memcmp(a, b, n * sizeof *a), 0, "pattern %d, n %zu, depth %u", p,
+                             n, depth);
+            }
 }
 
 static kv_sample sample(int64_t dt, uint32_t physical, uint64_t logical)

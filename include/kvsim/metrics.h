@@ -80,7 +80,13 @@ typedef struct kv_dist {
     double p50, p90, p95, p99, max, mean;
 } kv_dist;
 
-/* Sorts values in place.  n = 0 gives all zeros. */
+/* Ascending, in place, O(n log n) worst case and no allocation (an introsort; glibc's
+ * qsort would copy the array), finite values only.  Can't fail.  The _depth form is for
+ * tests: the quicksort levels allowed before heapsort takes over (0: heapsort at once). */
+void kv_sort_doubles(double *v, size_t n);
+void kv_sort_doubles_depth(double *v, size_t n, unsigned depth);
+
+/* Sorts values in place (kv_sort_doubles).  n = 0 gives all zeros. */
 void kv_dist_compute(double *values, size_t n, kv_dist *out);
 /* p in [0, 100] over sorted values (n ≥ 1). */
 double kv_percentile(const double *sorted, size_t n, double p);

@@ -108,8 +108,9 @@ static inline uint32_t kv_req_num_tokens(const kv_req *r)
 /* PENDING, every time −1, no cache state.  Can't fail. */
 void kv_req_init(kv_req *r, const kv_request_spec *spec);
 /* Give a pending request its cache state for content c, sized for the most tokens it can
- * hold (prompt + output − 1), before it arrives anywhere (a router may read its chain).
- * Idempotent.  Can't fail. */
+ * hold (prompt + output − 1), before it arrives anywhere (a router may read its chain);
+ * under kv_sched_config.attach_at_head the scheduler does it when the request first heads
+ * the waiting queue instead.  Idempotent.  Can't fail. */
 void kv_req_attach(kv_req *r, const kv_content *c);
 /* A request that never arrived before the run stopped: PENDING → UNFINISHED. */
 void kv_req_abandon(kv_req *r);
@@ -130,6 +131,15 @@ typedef struct kv_sched_config {
      * a request ends, finished or rejected, during the call that ends it. */
     void (*on_end)(void *end_ctx, const kv_req *r);
     void *end_ctx;
+    /* Set by a replay driver whose requests need no cache state before they queue (one
+     * replica, no router), else false: a request may then arrive unattached and gets its
+     * cache state (kv_req_attach of kv_content_from_spec(spec, content_tb,
+     * content_shared_prefix)) when it first heads the waiting queue, so a queue of
+     * millions holds no kv_seq (issue 9: memory per request).  Attaching creates no cache
+     * state beyond the kv_seq and hashes nothing, so when it happens changes no output. */
+    bool attach_at_head;
+    uint32_t content_tb;            /* the trace's block size for hash_ids */
+    uint32_t content_shared_prefix; /* --shared-prefix of content-less rows */
 } kv_sched_config;
 
 /* The victim rule in effect: priority when either policy or preempt says so. */
