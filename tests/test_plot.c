@@ -556,8 +556,8 @@ Test(plot, cluster_run_draws_per_replica_figures)
     const char *rows = KV_TEST_SANITIZED ? "60" : "120";
     const char *pool = KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500";
     run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", rows,
-                             "--num-blocks", pool, "--replicas", "3", "--router", "prefix",
-                             "--out", dir, "--plot", NULL);
+                             "--num-blocks", pool, "--replicas", "3", "--router", "prefix", "--out",
+                             dir, "--plot", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_assert_str_empty(r.err);
     cr_assert(strstr(r.out, "cluster_blocks, cluster_replicas, latency_cdf (.png, .svg)"),
@@ -589,10 +589,9 @@ Test(plot, router_sweep_draws_the_comparison)
     char *dir = make_temp_dir();
     run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
                              KV_TEST_SANITIZED ? "30" : "120", "--num-blocks",
-                             KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500", "--replicas",
-                             "2,3", "--router",
-                             "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01", "--out",
-                             dir, "--plot", "-q", NULL);
+                             KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500", "--replicas", "2,3",
+                             "--router", "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01",
+                             "--out", dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     assert_figure(dir, "sweep_router");
     char *svg = join(dir, "sweep_router.svg");
@@ -1066,12 +1065,18 @@ Test(plot, cached_band_only_when_something_can_hit)
 {
     recording x = recording_new(false);
     const char *rec = x.rec, *out = x.out;
-    const char *a1[] = {"run",     src_path("traces/sharegpt_lengths_1000.csv"),
-                        "--rate",  "2",
-                        "--limit", "50",
-                        "--out",   out,
-                        "--plot",  "-q",
-                        KV_TEST_SMALL_POOL_ARGS, NULL};
+    const char *a1[] = {"run",
+                        src_path("traces/sharegpt_lengths_1000.csv"),
+                        "--rate",
+                        "2",
+                        "--limit",
+                        "50",
+                        "--out",
+                        out,
+                        "--plot",
+                        "-q",
+                        KV_TEST_SMALL_POOL_ARGS,
+                        NULL};
     run_result r = run_recorded(rec, out, a1);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *v = vars_of(rec, "blocks");

@@ -409,10 +409,10 @@ Test(sweep, replicas_and_routers_are_sweep_lists)
     char *tmp = make_temp_dir();
     /* Under sanitizers on a smaller pool (the invariant walk after every step is O(pool)). */
     const char *pool = KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "3000";
-    run_result r = run_kvsim("sweep", mooncake(), "--out", tmp, "--replicas", "2,1", "--router",
-                             "prefix,weighted:prefix=3,kv=1,round-robin", "--num-blocks", pool,
-                             "--time-model", "fixed:0.01", "--limit",
-                             KV_TEST_SANITIZED ? "60" : "200", NULL);
+    run_result r =
+        run_kvsim("sweep", mooncake(), "--out", tmp, "--replicas", "2,1", "--router",
+                  "prefix,weighted:prefix=3,kv=1,round-robin", "--num-blocks", pool, "--time-model",
+                  "fixed:0.01", "--limit", KV_TEST_SANITIZED ? "60" : "200", NULL);
     assert_ok(&r);
     char *csv = path2(tmp, "sweep.csv");
     table t;
