@@ -12,7 +12,9 @@ tests.  The binaries run with --verbose (tests/meson.build), so each test's "[RU
   - meson's timeout (result TIMEOUT): the tests that passed before it count as passed, and
     the timeout is one failure, named as a timeout with the test that was running;
   - a crash or a sanitizer report after the last test (no synthesis, or a non-zero exit
-    after a clean synthesis): the passed tests count, plus one failure for the binary.
+    after a clean synthesis): the passed tests count, plus one failure for the binary;
+  - a sanitizer report in the log of a binary that passed (LeakSanitizer in a Criterion
+    worker does not change the worker's verdict): one failure for the binary.
 A plain (non-Criterion) meson test counts as one test.
 
 A failure block always says something: the result, the duration, the test that was
@@ -32,6 +34,7 @@ DONE = re.compile(r"^\[(PASS|FAIL|SKIP)\] (\S+): ", re.M)
 NOTABLE = re.compile(r"(\[FAIL\]|^\[----\] (?!Criterion v)|"
                      r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: )")
 TAIL = 30
+REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:")
 
 
 def running_at_end(text):
@@ -98,6 +101,9 @@ def main(builds):
                 failed += 0 if ok else 1
                 if not ok:
                     why = "TIMEOUT" if result == "TIMEOUT" else "FAILED"
+            if not why and REPORT.search(text):
+                failed += 1
+                why = "SANITIZER REPORT"
             if why:
                 print(block(build, t, text, why), file=sys.stderr)
     print(f"{passed} passed, {failed} failed")

@@ -28,6 +28,17 @@
 #define KV_TEST_SLICE_ROWS   "150"
 #define KV_TEST_SLICE_BLOCKS "2000"
 
+/* A smaller pool still, for a sanitizer-build case whose subject is not the pool's size:
+ * 1,000 blocks hold the bundled Mooncake subset's typical prompt (about 450 blocks) twice,
+ * so its replays still preempt and evict (and reject its longest prompts). */
+#define KV_TEST_SMALL_BLOCKS "1000"
+
+/* The last arguments of a small replay that would run on the GPU-sized default pool
+ * (28,181 blocks for llama-3-8b on an H100, 88,765 at TP 3): under ASan "--num-blocks"
+ * KV_TEST_SLICE_BLOCKS, which such a trace never fills; otherwise nothing, the NULL ending
+ * the argument list (run_kvsim's or an argv array's) early.  Put it last, before the NULL. */
+#define KV_TEST_SMALL_POOL_ARGS (KV_TEST_SANITIZED ? "--num-blocks" : NULL), KV_TEST_SLICE_BLOCKS
+
 typedef struct run_result {
     int status; /* exit code, or 128 + signal */
     char *out;  /* stdout, NUL-terminated */

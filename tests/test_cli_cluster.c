@@ -11,9 +11,12 @@
 #include "support.h"
 
 /* In sanitizer builds the engine walks every invariant after every step (O(N) each):
- * the bundled subsets are cut to their first rows there. */
+ * the bundled subsets are cut to their first rows there, on a small pool (support.h)
+ * instead of 3,000 or 4,000 blocks or a GPU-sized default. */
 #define SANITIZED KV_TEST_SANITIZED /* support.h */
-#define LIMIT (SANITIZED ? "120" : "100000")
+#define LIMIT         (SANITIZED ? "60" : "100000")
+#define LIMIT_CLUSTER (SANITIZED ? "60" : "500")
+#define POOL(n)       (SANITIZED ? KV_TEST_SMALL_BLOCKS : (n))
 
 static char *dir;
 
@@ -217,26 +220,31 @@ static void same_outputs(const char *trace, const char *const *extra)
 
 Test(cli_cluster, one_replica_is_byte_identical_to_no_cluster_options)
 {
-    const char *const small_pool[] = {"--num-blocks", "3000", "--limit", LIMIT, NULL};
-    const char *const lengths[] = {"--rate", "20", "--num-blocks", "4000", "--limit", LIMIT, NULL};
-    same_outputs(src_path("traces/tiny.csv"), NULL);
-    same_outputs(src_path("traces/tiny_shared.jsonl"), NULL);
+    const char *const small_pool[] = {"--num-blocks", POOL("3000"), "--limit", LIMIT, NULL};
+    const char *const lengths[] = {"--rate", "20", "--num-blocks", POOL("4000"), "--limit",
+                                   LIMIT,    NULL};
+    /* The tiny traces on the GPU-sized default pool (on a small one under sanitizers). */
+    const char *const tiny_pool[] = {"--num-blocks", KV_TEST_SMALL_BLOCKS, NULL};
+    same_outputs(src_path("traces/tiny.csv"), SANITIZED ? tiny_pool : NULL);
+    same_outputs(src_path("traces/tiny_shared.jsonl"), SANITIZED ? tiny_pool : NULL);
     same_outputs(src_path("traces/mooncake_conv_500.jsonl"), small_pool);
     same_outputs(src_path("traces/azure_conv_1000.csv"), small_pool);
     same_outputs(src_path("traces/sharegpt_lengths_1000.csv"), lengths);
     /* The sync scheduler too (every bundled trace under both: test_cluster.c). */
-    const char *const sync_pool[] = {"--num-blocks", "3000",  "--limit", LIMIT,
+    const char *const sync_pool[] = {"--num-blocks",          POOL("3000"), "--limit", LIMIT,
                                      "--no-async-scheduling", NULL};
-    same_outputs(src_path("traces/tiny_shared.jsonl"), sync_pool + 4);
+    const char *const sync_tiny[] = {"--num-blocks", KV_TEST_SMALL_BLOCKS, "--no-async-scheduling",
+                                     NULL};
+    same_outputs(src_path("traces/tiny_shared.jsonl"), SANITIZED ? sync_tiny : sync_pool + 4);
     same_outputs(src_path("traces/mooncake_conv_500.jsonl"), sync_pool);
 }
 
 Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
 {
     char *out = in_dir(dir, "c");
-    run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--replicas",
-                             "3", "--router", "prefix", "--num-blocks", "3000", "--tp", "2",
-                             "--limit", SANITIZED ? "120" : "500", "--out", out, NULL);
+    run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--replicas", "3",
+                             "--router", "prefix", "--num-blocks", POOL("3000"), "--tp", "2",
+                             "--limit", LIMIT_CLUSTER, "--out", out, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "  cluster     3 replicas x TP2 PP1 = 6 GPUs\n"), "%s", r.out);
     cr_assert(strstr(r.out, "  router      prefix; exact view; live signals\n"), "%s", r.out);
@@ -266,10 +274,10 @@ Test(cli_cluster, a_cluster_run_writes_the_cluster_block_and_replica_columns)
         routed += json_integer_value(json_object_get(json_array_get(pr, i), "requests"));
         steps += json_integer_value(json_object_get(json_array_get(pr, i), "steps"));
     }
-    cr_assert_eq(routed, SANITIZED ? 120 : 500);
+    cr_assert_eq(routed, atoi(LIMIT_CLUSTER));
     cr_assert_eq(steps, json_integer_value(json_object_get(j, "steps")), "steps add up");
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "blocks"), "num_blocks")),
-                 9000, "R·N");
+                 3 * atoi(POOL("3000")), "R·N");
     json_t *acc = json_object_get(c, "router_accuracy");
     cr_assert_eq(json_integer_value(json_object_get(acc, "granted_hit_tokens")),
                  json_integer_value(json_object_get(json_object_get(j, "prefix"), "hits")),

@@ -146,9 +146,9 @@ Test(cli_run, golden_tiny_shared)
 Test(cli_run, xxh3_gives_the_same_simulation)
 {
     const char *t = src_path("traces/mooncake_conv_500.jsonl");
-    /* Under sanitizers on the slice (support.h); the whole subset otherwise. */
-    const char *rows = KV_TEST_SANITIZED ? KV_TEST_SLICE_ROWS : "500";
-    const char *pool = KV_TEST_SANITIZED ? KV_TEST_SLICE_BLOCKS : "28181";
+    /* Under sanitizers 60 rows on a small pool (support.h); the whole subset otherwise. */
+    const char *rows = KV_TEST_SANITIZED ? "60" : "500";
+    const char *pool = KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "28181";
     run_result a = run_kvsim("run", t, "--json", "--limit", rows, "--num-blocks", pool, NULL);
     run_result b = run_kvsim("run", t, "--json", "--limit", rows, "--num-blocks", pool,
                              "--hash-algo", "xxh3-128", NULL);
@@ -276,7 +276,8 @@ Test(cli_run, two_runs_byte_identical)
     size_t len[2][3];
     for (int k = 0; k < 2; k++) {
         run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60",
-                                 "--num-blocks", "1500", "--out", o, "--quiet", NULL);
+                                 "--num-blocks", KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500",
+                                 "--out", o, "--quiet", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
         run_result_free(&r);
         for (size_t i = 0; i < 3; i++) {
@@ -675,7 +676,8 @@ Test(cli_run, tp_that_does_not_divide_the_kv_heads_is_a_note)
 {
     const char *note = "8 KV heads do not split evenly over TP 3: 3 per rank, rounded up (vLLM "
                        "refuses this TP)";
-    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", "--json", NULL);
+    run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", "--json",
+                             KV_TEST_SMALL_POOL_ARGS, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     json_t *j = json_loads(r.out, 0, NULL);
     const json_t *notes = json_object_get(json_object_get(j, "config"), "notes");
@@ -683,12 +685,13 @@ Test(cli_run, tp_that_does_not_divide_the_kv_heads_is_a_note)
     cr_assert_str_eq(json_string_value(json_array_get(notes, 0)), note);
     json_decref(j);
     run_result_free(&r);
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", NULL);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "3", KV_TEST_SMALL_POOL_ARGS, NULL);
     char line[256];
     snprintf(line, sizeof line, "\n  note        %s\n", note);
     cr_assert(strstr(r.out, line), "%s", r.out);
     run_result_free(&r);
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "2", "--pp", "3", "--json", NULL);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "2", "--pp", "3", "--json",
+                  KV_TEST_SMALL_POOL_ARGS, NULL);
     j = json_loads(r.out, 0, NULL);
     notes = json_object_get(json_object_get(j, "config"), "notes");
     cr_assert_eq(json_array_size(notes), 1, "TP 2 divides 8 heads; PP 3 does not divide 32 layers");
@@ -701,7 +704,7 @@ Test(cli_run, tp_that_does_not_divide_the_kv_heads_is_a_note)
 Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
 {
     run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--tp", "2", "--pp", "2",
-                             "--gpu-cost-per-hour", "3.6", "--json", NULL);
+                             "--gpu-cost-per-hour", "3.6", "--json", KV_TEST_SMALL_POOL_ARGS, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     json_t *j = json_loads(r.out, 0, NULL);
     double tok = jnum(j, "throughput", "output_tok_per_s");
@@ -715,14 +718,15 @@ Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
     json_decref(j);
     run_result_free(&r);
     /* Without a cost: null, and the human summary gives the per-GPU figure only. */
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--json", NULL);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--json", KV_TEST_SMALL_POOL_ARGS, NULL);
     j = json_loads(r.out, 0, NULL);
     cr_assert(json_is_null(json_object_get(json_object_get(j, "throughput"),
                                            "cost_per_million_output_tokens")));
     cr_assert(json_is_null(json_object_get(json_object_get(j, "config"), "gpu_cost_per_hour")));
     json_decref(j);
     run_result_free(&r);
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", "2", NULL);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", "2",
+                  KV_TEST_SMALL_POOL_ARGS, NULL);
     cr_assert(strstr(r.out, "\n  per GPU     234.7 output tokens/s (1 GPU: TP1 x PP1); "),
               "%s", r.out);
     cr_assert(strstr(r.out, " per million output tokens at 2 per GPU-hour\n"), "%s", r.out);
@@ -731,7 +735,8 @@ Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
                             {"-1", "'-1' must be greater than 0"},
                             {"cheap", "'cheap' is not a number"}};
     for (size_t i = 0; i < 3; i++) {
-        r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", bad[i][0], NULL);
+        r = run_kvsim("run", src_path("traces/tiny.csv"), "--gpu-cost-per-hour", bad[i][0],
+                      KV_TEST_SMALL_POOL_ARGS, NULL);
         char want_err[160];
         snprintf(want_err, sizeof want_err, "kvsim: error: --gpu-cost-per-hour: %s\n", bad[i][1]);
         assert_error_line(&r, 2, want_err, NULL);
@@ -744,7 +749,7 @@ Test(cli_run, tokens_per_gpu_and_cost_per_million_output_tokens)
 Test(cli_run, per_gpu_figures_of_a_cluster_count_every_replica)
 {
     run_result r = run_kvsim("run", src_path("traces/tiny.csv"), "--replicas", "3", "--tp", "2",
-                             "--gpu-cost-per-hour", "3.6", "--json", NULL);
+                             "--gpu-cost-per-hour", "3.6", "--json", KV_TEST_SMALL_POOL_ARGS, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     json_t *j = json_loads(r.out, 0, NULL);
     double tok = jnum(j, "throughput", "output_tok_per_s");
@@ -756,7 +761,8 @@ Test(cli_run, per_gpu_figures_of_a_cluster_count_every_replica)
                    1) < 1e-12);
     json_decref(j);
     run_result_free(&r);
-    r = run_kvsim("run", src_path("traces/tiny.csv"), "--replicas", "3", "--tp", "2", NULL);
+    r = run_kvsim("run", src_path("traces/tiny.csv"), "--replicas", "3", "--tp", "2",
+                  KV_TEST_SMALL_POOL_ARGS, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, " output tokens/s (6 GPUs: 3 replicas x TP2 x PP1)\n"), "%s", r.out);
     run_result_free(&r);

@@ -16,6 +16,7 @@
 #include "kvsim/sim.h"
 #include "kvsim/summary.h"
 #include "pool_internal.h"
+#include "support.h"
 
 #define MAXR 256
 #define SEC  1000000000LL
@@ -716,14 +717,15 @@ static void identity(const char *rel, const kv_trace_options *to, uint32_t num_b
 Test(cluster, one_replica_is_kv_replay_on_every_bundled_trace)
 {
     /* The small traces whole; the six full public traces (traces/real) on their first
-     * 1500 rows, in a pool small enough to preempt and evict. */
+     * 1500 rows (300 under sanitizers, support.h), in a pool small enough to preempt and
+     * evict. */
     kv_trace_options to = {.format = KV_TRACE_AUTO, .time_scale = 1, .rate = 20, .seed = 1};
     identity("traces/tiny.csv", &to, 64, 16);
     identity("traces/tiny_shared.jsonl", &to, 64, 16);
     identity("traces/mooncake_conv_500.jsonl", &to, 3000, 16);
     identity("traces/azure_conv_1000.csv", &to, 2000, 16);
     identity("traces/sharegpt_lengths_1000.csv", &to, 3000, 16);
-    to.limit = 1500;
+    to.limit = KV_TEST_SANITIZED ? 300 : 1500;
     static const char *const real[] = {
         "traces/real/mooncake_fast25_conversation_trace.jsonl",
         "traces/real/mooncake_fast25_synthetic_trace.jsonl",

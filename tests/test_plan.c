@@ -606,8 +606,8 @@ Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
     char *dir = make_temp_dir();
     char *trace = make_trace(dir);
     run_result r = run_kvsim("plan", trace, "--target-rate", "30", "--router", "least-requests",
-                             "--tp", "2", "--gpu-cost-per-hour", "3", "--time-model", TIME_MODEL,
-                             "--slo", SLO_SPEC, "--json", NULL);
+                             "--tp", "2", "--num-blocks", REPLICA_POOL, "--gpu-cost-per-hour", "3",
+                             "--time-model", TIME_MODEL, "--slo", SLO_SPEC, "--json", NULL);
     cr_assert_eq(r.status, 0, "plan: %s", r.err);
     json_t *p = json_of(&r);
     run_result_free(&r);
@@ -637,7 +637,8 @@ Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
     char lbuf[40];
     snprintf(lbuf, sizeof lbuf, "%.12g", load);
     r = run_kvsim("plan", trace, "--over", "replicas", "--load", lbuf, "--router", "least-requests",
-                  "--tp", "2", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, "--json", NULL);
+                  "--tp", "2", "--num-blocks", REPLICA_POOL, "--time-model", TIME_MODEL, "--slo",
+                  SLO_SPEC, "--json", NULL);
     cr_assert_eq(r.status, 0, "plan: %s", r.err);
     json_t *q = json_of(&r);
     run_result_free(&r);
@@ -647,7 +648,8 @@ Test(plan_cli, target_rate_is_the_replica_search_at_the_load_that_offers_it)
     json_decref(q);
     /* The human answer says what it searched for, and the cost at the answer. */
     r = run_kvsim("plan", trace, "--target-rate", "30", "--router", "least-requests", "--tp", "2",
-                  "--gpu-cost-per-hour", "3", "--time-model", TIME_MODEL, "--slo", SLO_SPEC, NULL);
+                  "--num-blocks", REPLICA_POOL, "--gpu-cost-per-hour", "3", "--time-model",
+                  TIME_MODEL, "--slo", SLO_SPEC, NULL);
     cr_assert_eq(r.status, 0, "plan: %s", r.err);
     char want[160];
     snprintf(want, sizeof want,

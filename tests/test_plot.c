@@ -551,9 +551,13 @@ Test(plot, missing_gnuplot_is_a_negative_code)
 Test(plot, cluster_run_draws_per_replica_figures)
 {
     char *dir = make_temp_dir();
-    run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
-                             "--num-blocks", "1500", "--replicas", "3", "--router", "prefix",
-                             "--out", dir, "--plot", NULL);
+    /* Under sanitizers (an O(pool) invariant walk after every step of every replica) on
+     * fewer rows and blocks: the figures are the same kinds. */
+    const char *rows = KV_TEST_SANITIZED ? "60" : "120";
+    const char *pool = KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500";
+    run_result r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", rows,
+                             "--num-blocks", pool, "--replicas", "3", "--router", "prefix", "--out",
+                             dir, "--plot", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_assert_str_empty(r.err);
     cr_assert(strstr(r.out, "cluster_blocks, cluster_replicas, latency_cdf (.png, .svg)"),
@@ -566,8 +570,8 @@ Test(plot, cluster_run_draws_per_replica_figures)
     assert_clean(dir, false);
     run_result_free(&r);
     /* More than 16 replicas: quantile bands instead of lines. */
-    r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "120",
-                  "--num-blocks", "1500", "--replicas", "17", "--out", dir, "--plot", "-q", NULL);
+    r = run_kvsim("run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", rows,
+                  "--num-blocks", pool, "--replicas", "17", "--out", dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     assert_figure(dir, "cluster_blocks");
     char *svg = join(dir, "cluster_blocks.svg");
@@ -584,10 +588,10 @@ Test(plot, router_sweep_draws_the_comparison)
 {
     char *dir = make_temp_dir();
     run_result r = run_kvsim("sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit",
-                             KV_TEST_SANITIZED ? "50" : "120", "--num-blocks", "1500", "--replicas",
-                             "2,3", "--router",
-                             "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01", "--out",
-                             dir, "--plot", "-q", NULL);
+                             KV_TEST_SANITIZED ? "30" : "120", "--num-blocks",
+                             KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500", "--replicas", "2,3",
+                             "--router", "round-robin,prefix,kv-cost", "--time-model", "fixed:0.01",
+                             "--out", dir, "--plot", "-q", NULL);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     assert_figure(dir, "sweep_router");
     char *svg = join(dir, "sweep_router.svg");
@@ -714,7 +718,7 @@ Test(plot, every_run_figure_title_names_the_setup)
     const char *args[] = {"run",
                           src_path("traces/mooncake_conv_500.jsonl"),
                           "--limit",
-                          "60",
+                          KV_TEST_SANITIZED ? "20" : "60", /* titles do not need more */
                           "--kv-dtype",
                           "fp8",
                           "--block-size",
@@ -1096,11 +1100,17 @@ Test(plot, cached_band_only_when_something_can_hit)
 {
     recording x = recording_new(false);
     const char *rec = x.rec, *out = x.out;
-    const char *a1[] = {"run",     src_path("traces/sharegpt_lengths_1000.csv"),
-                        "--rate",  "2",
-                        "--limit", "50",
-                        "--out",   out,
-                        "--plot",  "-q",
+    const char *a1[] = {"run",
+                        src_path("traces/sharegpt_lengths_1000.csv"),
+                        "--rate",
+                        "2",
+                        "--limit",
+                        "50",
+                        "--out",
+                        out,
+                        "--plot",
+                        "-q",
+                        KV_TEST_SMALL_POOL_ARGS,
                         NULL};
     run_result r = run_recorded(rec, out, a1);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
@@ -1114,8 +1124,10 @@ Test(plot, cached_band_only_when_something_can_hit)
     run_result_free(&r);
     rm_rf(rec);
     cr_assert_eq(mkdir(rec, 0755), 0);
+    /* Under sanitizers 20 rows on the default pool (every one fits): cheaper walks. */
+    const char *rows = KV_TEST_SANITIZED ? "20" : "60";
     const char *a2[] = {"run",     src_path("traces/mooncake_conv_500.jsonl"),
-                        "--limit", "60",
+                        "--limit", rows,
                         "--out",   out,
                         "--plot",  "-q",
                         NULL};
@@ -1129,7 +1141,10 @@ Test(plot, cached_band_only_when_something_can_hit)
     free(v);
     /* requests.csv's columns are found by name: every finished request is drawn. */
     v = vars_of(rec, "latency_cdf");
-    cr_assert(strstr(v, "n_finished = 60;") && strstr(v, "n_ttft = 60;"), "%s", v);
+    char fin[40], ttft[40];
+    snprintf(fin, sizeof fin, "n_finished = %s;", rows);
+    snprintf(ttft, sizeof ttft, "n_ttft = %s;", rows);
+    cr_assert(strstr(v, fin) && strstr(v, ttft), "%s", v);
     free(v);
     char *cdf = data_of(rec, "cdf_ttft");
     cr_assert(strchr(cdf, '\n'), "a CDF was written");

@@ -219,6 +219,7 @@ Test(summary, a_0_1_summary_without_the_later_fields_reads)
     cr_assert_eq(b.config.layers, 0);
     cr_assert_eq(b.throughput.output_tok_per_s_per_gpu, 0);
     cr_assert_eq(b.throughput.output_tok_per_s, a.throughput.output_tok_per_s);
+    kv_summary_release(&b);
     /* Other fields stay required. */
     json_object_del(json_object_get(j, "throughput"), "requests_per_s");
     cr_assert_eq(kv_summary_from_json(j, "old.json", &b, &d), -KV_EPARSE);
@@ -284,6 +285,7 @@ Test(summary, from_run_maps_every_counter)
     r.stop = -KV_ELIVELOCK;
     kv_summary_from_run(&s, &r);
     cr_assert(s.livelock_guard_fired, "a run the guard stopped says so");
+    kv_summary_release(&s);
 }
 
 /* kv_buf_f6 is "%.6f" exactly: pool usages 1 − f/u for every f of many pool sizes, random
