@@ -265,7 +265,7 @@ static int read_request(kv_bench *b, const arrays *a, size_t i, kv_diag *diag)
                            b->path, i, (unsigned)r->output_len, n_gaps);
     double e2e = r->ttft_s;
     for (size_t k = 0; k < n_gaps && rc == 0; k++) {
-        double g;
+        double g = 0;
         rc = get_time(b->path, json_array_get(gaps, k), "itls", i, &g, diag);
         e2e += g;
     }
@@ -360,7 +360,7 @@ static int load_json(kv_bench **out, const char *path, const char *text, size_t 
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return kv_diag_set(diag, -KV_EPARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    arrays a;
+    arrays a = {0};
     size_t n = 0;
     int rc = json_is_object(root)
                  ? read_arrays(path, root, &a, &n, diag)
