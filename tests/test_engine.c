@@ -281,6 +281,10 @@ static void waiting_walk(bool at_head)
     kv_engine_abandon(e);
     kv_engine_destroy(e);
     kv_hasher_destroy(h);
+    for (int i = 0; i < 2; i++) { /* called twice: the second add_req must not leak these */
+        free(tokens[i]);
+        tokens[i] = NULL;
+    }
 }
 
 Test(engine, sched_walk_allows_a_waiting_request_without_cache_state_only_at_head_mode)
