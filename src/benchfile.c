@@ -129,7 +129,11 @@ static void heap_push(double *h, size_t n, double v)
 
 static void semaphore(kv_bench *b)
 {
-    size_t slots = b->max_concurrency, n_heap = 0;
+    /* At most n requests are ever in flight: N above that holds nobody back (and must not
+     * size the heap: fuzz_benchfile's max_concurrency 442949296 asked for 3.5 GB). */
+    size_t slots = b->max_concurrency < b->n ? b->max_concurrency : b->n, n_heap = 0;
+    if (slots == b->n)
+        return;
     double *heap = kv_xmalloc(slots * sizeof *heap);
     for (size_t i = 0; i < b->n; i++) {
         kv_bench_req *r = &b->reqs[i];

@@ -169,6 +169,14 @@ Test(benchfile, measured_sends_wait_for_the_semaphore)
         cr_assert_eq(b->reqs[i].sched_s, 0.0);
     }
     kv_bench_free(b);
+    /* More slots than requests hold nobody back (fuzz_benchfile: 442949296 slots once
+     * sized a 3.5 GB heap). */
+    b = load_ok("c2.json", "{\"num_prompts\":2,\"request_rate\":\"inf\","
+                           "\"max_concurrency\":442949296,\"input_lens\":[1,1],"
+                           "\"output_lens\":[1,1],\"ttfts\":[1,3],\"itls\":[[],[]]}");
+    cr_assert_eq(kv_bench_sends(b, KV_BENCH_RULE_SERVE, 0, &d), 0, "%s", d.msg);
+    cr_assert(b->reqs[0].send_s == 0 && b->reqs[1].send_s == 0);
+    kv_bench_free(b);
 }
 
 Test(benchfile, csv_reads_columns_by_name_in_send_order)
