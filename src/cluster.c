@@ -418,6 +418,9 @@ static void release_driver(driver *d)
     kv_arrivals_destroy(d->arr);
 }
 
+static int setup_cluster(driver *d, const kv_engine_config *cfg,
+                         const kv_router_config *router, kv_diag *diag);
+
 /* Everything before the first event: checks, the engines, the router.  0 or an error
  * (the driver is released by the caller). */
 static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config *router,
@@ -472,9 +475,16 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
         if (trace->reqs[i].arrival_ns > res->last_arrival_ns)
             res->last_arrival_ns = trace->reqs[i].arrival_ns;
     }
-    if (d->R == 1)
-        return 0;
+    return d->R == 1 ? 0 : setup_cluster(d, cfg, router, diag);
+}
 
+/* R > 1: the cluster result, the sessions, the router and its signals. */
+static int setup_cluster(driver *d, const kv_engine_config *cfg,
+                         const kv_router_config *router, kv_diag *diag)
+{
+    kv_run_result *res = d->res;
+    const kv_trace *trace = d->trace;
+    int rc;
     kv_cluster_result *cl = kv_xcalloc(1, sizeof *cl);
     res->cluster = d->cl = cl;
     cl->replicas = d->R;
