@@ -363,3 +363,24 @@ bool file_exists(const char *path)
     struct stat st;
     return stat(path, &st) == 0;
 }
+
+kv_engine_config test_engine_config(uint32_t num_blocks, uint32_t block_size,
+                                    const char *time_model)
+{
+    kv_engine_config c;
+    memset(&c, 0, sizeof c);
+    c.num_blocks = num_blocks;
+    c.block_size = block_size;
+    c.prefix_caching = true;
+    c.free_order = KV_FREE_SPLIT;
+    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
+                                .max_seqs = 256,
+                                .chunked_prefill = true,
+                                .admit_full_prompt = true,
+                                .preempt = KV_PREEMPT_FCFS};
+    kv_diag d;
+    cr_assert_eq(kv_timing_parse(time_model, &c.timing, &d), 0, "%s: %s", time_model, d.msg);
+    c.sample_every = 1;
+    c.check_invariants = true;
+    return c;
+}

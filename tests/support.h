@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/engine.h"
 
 /* KV_TEST_SANITIZED: 1 when this test binary is built with AddressSanitizer, as
  * scripts/test's build-asan is (-Db_sanitize=address,undefined -Dinvariants=true).  Its
@@ -99,5 +102,13 @@ char *write_file(const char *dir, const char *name, const char *text);
 /* Whole file, NUL-terminated, or NULL if unreadable. */
 char *read_file(const char *path, size_t *len);
 bool file_exists(const char *path);
+
+/* The engine config the engine-level tests start from: num_blocks blocks of block_size
+ * tokens, prefix caching on, the split free order, the scheduler's defaults of vLLM
+ * (8,192 tokens and 256 requests a step, chunked prefill, full-prompt admission, no
+ * watermark, FCFS victims, sync), time_model's steps (kv_timing_parse; asserted), a sample
+ * every step and the invariant walks after every step.  Callers set what differs. */
+kv_engine_config test_engine_config(uint32_t num_blocks, uint32_t block_size,
+                                    const char *time_model);
 
 #endif

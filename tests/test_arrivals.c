@@ -51,21 +51,9 @@ static void set_trace(size_t n)
 /* Sync scheduler, 10 ms steps, 16-token blocks, and the given front end. */
 static kv_engine_config config(const char *frontend)
 {
-    kv_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.num_blocks = 100;
-    c.block_size = 16;
-    c.prefix_caching = true;
-    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                .max_seqs = 256,
-                                .chunked_prefill = true,
-                                .admit_full_prompt = true,
-                                .preempt = KV_PREEMPT_FCFS};
+    kv_engine_config c = test_engine_config(100, 16, "fixed:0.01");
     kv_diag d;
-    cr_assert_eq(kv_timing_parse("fixed:0.01", &c.timing, &d), 0, "%s", d.msg);
     cr_assert_eq(kv_frontend_parse(frontend, &c.frontend, &d), 0, "%s", d.msg);
-    c.sample_every = 1;
-    c.check_invariants = true;
     return c;
 }
 

@@ -291,19 +291,10 @@ Test(calibrate, replay_semaphore_sends_when_a_slot_frees)
                                      .row = i,
                                      .content = KV_CONTENT_NONE};
     kv_trace t = {.reqs = specs, .n = 4, .trace_block_size = 16};
-    kv_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.num_blocks = 100;
-    c.block_size = 16;
-    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                .max_seqs = 256,
-                                .chunked_prefill = true,
-                                .admit_full_prompt = true};
-    kv_diag d;
-    cr_assert_eq(kv_timing_parse("fixed:0.01", &c.timing, &d), 0);
-    c.sample_every = 1;
-    c.check_invariants = true;
+    kv_engine_config c = test_engine_config(100, 16, "fixed:0.01");
+    c.prefix_caching = false;
     c.max_concurrency = 2;
+    kv_diag d;
     kv_run_result res;
     cr_assert_eq(kv_replay(&c, &t, "t", "bf16", 0, NULL, &res, &d), 0, "%s", d.msg);
     int64_t sent[4] = {0, 0, 10 * MS, 50 * MS}, first[4] = {10 * MS, 10 * MS, 20 * MS, 60 * MS},

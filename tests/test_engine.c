@@ -11,6 +11,7 @@
 #include "kvsim/rng.h"
 #include "kvsim/sim.h"
 #include "pool_internal.h"
+#include "support.h"
 
 #define MAXR 512
 
@@ -42,21 +43,7 @@ static void set_trace(size_t n)
 
 static kv_engine_config config(uint32_t num_blocks, uint32_t b, const char *time_model)
 {
-    kv_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.num_blocks = num_blocks;
-    c.block_size = b;
-    c.prefix_caching = true;
-    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                .max_seqs = 256,
-                                .chunked_prefill = true,
-                                .admit_full_prompt = true,
-                                .preempt = KV_PREEMPT_FCFS};
-    kv_diag d;
-    cr_assert_eq(kv_timing_parse(time_model, &c.timing, &d), 0, "%s", d.msg);
-    c.sample_every = 1;
-    c.check_invariants = true;
-    return c;
+    return test_engine_config(num_blocks, b, time_model);
 }
 
 static void teardown(void)

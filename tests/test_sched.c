@@ -11,6 +11,7 @@
 
 #include "kvsim/sim.h"
 #include "sched_internal.h"
+#include "support.h"
 
 #define MAXR    8
 #define MAXSTEP 64
@@ -91,22 +92,7 @@ static void make_trace(const treq *r, size_t n)
 
 static kv_engine_config base_config(uint32_t num_blocks, uint32_t b)
 {
-    kv_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.num_blocks = num_blocks;
-    c.block_size = b;
-    c.prefix_caching = true;
-    c.free_order = KV_FREE_SPLIT;
-    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                .max_seqs = 256,
-                                .chunked_prefill = true,
-                                .admit_full_prompt = true,
-                                .watermark = 0.0,
-                                .preempt = KV_PREEMPT_FCFS};
-    kv_diag d;
-    cr_assert_eq(kv_timing_parse("fixed:0.001", &c.timing, &d), 0);
-    c.sample_every = 1;
-    c.check_invariants = true;
+    kv_engine_config c = test_engine_config(num_blocks, b, "fixed:0.001");
     c.on_step_end = on_step_end;
     return c;
 }

@@ -364,20 +364,10 @@ Test(timing, zeroed_terms_keep_every_engine_step_of_a_trace)
     kv_trace_options opt = {.limit = 300};
     cr_assert_eq(kv_trace_load(&tr, src_path("traces/azure_conv_1000.csv"), &opt, &d), 0, "%s",
                  d.msg);
-    kv_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.num_blocks = 2000; /* small enough to preempt */
-    c.block_size = 16;
-    c.prefix_caching = true;
-    c.sched = (kv_sched_config){.max_batched_tokens = 8192,
-                                .max_seqs = 256,
-                                .chunked_prefill = true,
-                                .admit_full_prompt = true,
-                                .watermark = 0.01,
-                                .preempt = KV_PREEMPT_FCFS};
+    /* 2000 blocks: small enough to preempt; the steps are the zeroed roofline bound below */
+    kv_engine_config c = test_engine_config(2000, 16, "roofline");
+    c.sched.watermark = 0.01;
     c.timing = bound(ZEROED, &m, &g, 1, 1);
-    c.sample_every = 1;
-    c.check_invariants = true;
     check_ctx ctx = {&m, &g, &s, 0, 0};
     c.on_step_end = check_step;
     c.ctx = &ctx;
