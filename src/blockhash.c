@@ -48,6 +48,7 @@
 #include <xxhash.h>
 #endif
 
+#include "blockhash_internal.h"
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
@@ -62,20 +63,6 @@ typedef struct memo_entry {
     uint32_t tb;      /* the trace block size it was made for */
     kv_digest d[];    /* per = tb / b digests, d[i] of the trace block's i-th block */
 } memo_entry;
-
-typedef struct stored_chain {
-    kv_digest *d; /* n digests of the row's chain, [0, n) */
-    uint32_t n;
-} stored_chain;
-
-struct kv_chain_store {
-    kv_digest seed;    /* the identity it serves, once bound */
-    uint32_t shared_prefix;
-    bool bound;
-    stored_chain *rows; /* by row, n_rows */
-    size_t n_rows;
-    size_t bytes, max_bytes;
-};
 
 struct kv_hasher {
     kv_hash_algo algo;
@@ -428,83 +415,21 @@ static memo_entry *memo_slot(const kv_hasher *h, const kv_digest *parent, uint64
     return (memo_entry *)((char *)h->memo + (size_t)(k & (h->n_memo - 1)) * h->memo_size);
 }
 
-kv_chain_store *kv_chain_store_create(size_t max_bytes)
-{
-    kv_chain_store *s = kv_xcalloc(1, sizeof *s);
-    s->max_bytes = max_bytes;
-    return s;
-}
-
-void kv_chain_store_destroy(kv_chain_store *s)
-{
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->n_rows; i++)
-        free(s->rows[i].d);
-    free(s->rows);
-    free(s);
-}
-
-uint64_t kv_chain_store_bytes(const kv_chain_store *s)
-{
-    return s->bytes;
-}
-
 void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s)
 {
     h->store = s;
 }
 
-static void chain_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
-                          uint32_t to);
-
-/* Through the store: copy what it has of row c->row, compute the rest, keep it. */
-static bool chain_stored(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
-                         uint32_t to)
-{
-    kv_chain_store *s = h->store;
-    uint32_t sp = c->kind == KV_CONTENT_NONE ? c->shared_prefix : 0;
-    if (!s->bound) {
-        s->seed = h->seed;
-        s->shared_prefix = sp;
-        s->bound = true;
-    }
-    if (memcmp(s->seed.b, h->seed.b, KV_DIGEST_LEN) != 0 || (sp && sp != s->shared_prefix))
-        return false; /* another identity: not this store's */
-    if (c->row >= s->n_rows) {
-        size_t n = s->n_rows ? s->n_rows : 1024;
-        while (n <= c->row)
-            n *= 2;
-        s->rows = kv_xrealloc(s->rows, n * sizeof *s->rows);
-        memset(s->rows + s->n_rows, 0, (n - s->n_rows) * sizeof *s->rows);
-        s->n_rows = n;
-    }
-    stored_chain *r = &s->rows[c->row];
-    uint32_t have = r->n < to ? r->n : to;
-    if (have > from)
-        memcpy(&digests[from], &r->d[from], (have - from) * sizeof *digests);
-    uint32_t start = have > from ? have : from;
-    if (start < to)
-        chain_compute(h, c, digests, start, to);
-    if (to > r->n && from <= r->n && s->bytes + (size_t)(to - r->n) * sizeof *digests <= s->max_bytes) {
-        r->d = kv_xrealloc(r->d, (size_t)to * sizeof *r->d);
-        memcpy(&r->d[r->n], &digests[r->n], (size_t)(to - r->n) * sizeof *digests);
-        s->bytes += (size_t)(to - r->n) * sizeof *digests;
-        r->n = to;
-    }
-    return true;
-}
-
 void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                      uint32_t to)
 {
-    if (h->store && chain_stored(h, c, digests, from, to))
+    if (h->store && kv__chain_store_serve(h->store, h, c, digests, from, to))
         return;
-    chain_compute(h, c, digests, from, to);
+    kv__chain_compute(h, c, digests, from, to);
 }
 
-static void chain_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
-                          uint32_t to)
+void kv__chain_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
+                       uint32_t to)
 {
     uint32_t b = h->block_size, tb = c->trace_block_size;
     bool memo = h->memo && c->kind == KV_CONTENT_HASH_IDS && !c->adapter && !c->salt &&

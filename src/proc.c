@@ -172,6 +172,33 @@ typedef struct run_state {
     capture *cap; /* while running */
 } run_state;
 
+/* A kv_job.fn child: fork, and in the child set descriptors 0–2 as posix_spawn's file
+ * actions would (stdin, stdout /dev/null; stderr the pipe), close every other one (what
+ * an exec would drop with O_CLOEXEC, and the other children's pipes), forget the other
+ * children (the live table is this process's, not the child's: its signal handler must
+ * not pass a signal to its siblings), restore the signal mask and run fn.  0 or errno. */
+static int fork_job(const kv_job *j, int err_fd, const sigset_t *mask, pid_t *pid)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return errno;
+    if (c > 0) {
+        *pid = c;
+        return 0;
+    }
+    int null_in = open("/dev/null", O_RDONLY), null_out = open("/dev/null", O_WRONLY);
+    if (null_in < 0 || null_out < 0 || dup2(null_in, 0) < 0 || dup2(null_out, 1) < 0 ||
+        dup2(err_fd, 2) < 0)
+        _exit(127); /* as a failed exec */
+    close_range(3, ~0U, 0);
+    for (int i = 0; i < MAX_LIVE; i++)
+        atomic_store(&live[i], 0);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    int rc = j->fn(j->ctx, j->argv);
+    fflush(NULL);
+    _exit(rc);
+}
+
 /* Start job j: 0, or -1 with j->failure set (it then counts as ended). */
 static int start(kv_job *j, run_state *st)
 {
@@ -195,7 +222,8 @@ static int start(kv_job *j, run_state *st)
     posix_spawnattr_init(&attr);
     posix_spawnattr_setsigmask(&attr, &held);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    int e = posix_spawn(&st->pid, prog, &fa, &attr, j->argv, environ);
+    int e = j->fn ? fork_job(j, p[1], &held, &st->pid)
+                  : posix_spawn(&st->pid, prog, &fa, &attr, j->argv, environ);
     if (e == 0)
         live_add(st->pid);
     kv_afile_release_signals(&held);
@@ -205,7 +233,7 @@ static int start(kv_job *j, run_state *st)
     if (e != 0) {
         close(p[0]);
         st->pid = 0;
-        char *t = xprintf2("cannot execute '", prog);
+        char *t = xprintf2(j->fn ? "cannot fork '" : "cannot execute '", j->fn ? j->argv[0] : prog);
         char *u = xprintf2(t, "': ");
         j->failure = xprintf2(u, strerror(e));
         free(t);

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -906,6 +907,50 @@ Test(outputs, sigterm_mid_gen_removes_the_temp_file)
                       "kvsim: error: terminated (SIGTERM); temporary files removed\n");
     assert_listing(dir, "");
     free(out);
+}
+
+/* A kv_job.fn child: a fork running the function on the argv, with the descriptors a
+ * spawned child gets (stdout /dev/null, stderr the pipe, nothing else open) and the
+ * parent's memory; its return value is the exit status. */
+static int fd_probe = -1;
+
+static int child_fn(void *ctx, char *const *argv)
+{
+    const char *what = argv[1];
+    if (strcmp(what, "say") == 0) {
+        fprintf(stderr, "kvsim: error: from %s\n", (const char *)ctx);
+        return 4;
+    }
+    if (strcmp(what, "fds") == 0) /* the parent's other descriptor is not open here */
+        return fcntl(fd_probe, F_GETFD) < 0 && errno == EBADF && printf("lost\n") > 0 ? 0 : 9;
+    if (strcmp(what, "signal") == 0)
+        raise(SIGTERM);
+    return 0;
+}
+
+Test(outputs, proc_runs_a_function_in_a_forked_child)
+{
+    fd_probe = open("/dev/null", O_RDONLY);
+    cr_assert_geq(fd_probe, 3);
+    char *say[] = {"kvsim", "say", NULL}, *fds[] = {"kvsim", "fds", NULL};
+    char *sig[] = {"kvsim", "signal", NULL}, *ok[] = {"kvsim", "ok", NULL};
+    char ctx[] = "the parent's memory";
+    kv_job jobs[4] = {{.argv = say, .fn = child_fn, .ctx = ctx},
+                      {.argv = fds, .fn = child_fn},
+                      {.argv = sig, .fn = child_fn},
+                      {.argv = ok, .fn = child_fn}};
+    kv_proc_run(jobs, 4, 2, NULL, NULL);
+    cr_assert_eq(jobs[0].exit_code, 4);
+    cr_assert_str_eq(jobs[0].err, "kvsim: error: from the parent's memory\n");
+    cr_assert_str_eq(jobs[0].failure, "exit 4: from the parent's memory");
+    cr_assert_eq(jobs[1].exit_code, 0, "stdout went to /dev/null, no other descriptor open");
+    cr_assert_null(jobs[1].err);
+    cr_assert_eq(jobs[2].signal, SIGTERM);
+    cr_assert_eq(jobs[3].exit_code, 0);
+    cr_assert_null(jobs[3].failure);
+    for (int i = 0; i < 4; i++)
+        kv_job_release(&jobs[i]);
+    close(fd_probe);
 }
 
 Test(outputs, sigint_mid_sweep_stops_every_configuration)

@@ -518,6 +518,78 @@ Test(sweep, j1_and_j2_write_identical_sweep_csv)
     free(tmp);
 }
 
+/* The configurations are forked after sweep read the trace, and hash through one shared
+ * chain store (cmd_sweep.c): each one's files are still exactly what `kvsim run` with its
+ * options writes alone, and of two configurations of one identity (block size) run one
+ * after the other, the second hashes nothing. */
+static json_t *load_json(const char *dir, const char *name)
+{
+    char *p = path2(dir, name);
+    json_t *j = json_load_file(p, 0, NULL);
+    cr_assert(j, "%s", p);
+    free(p);
+    return j;
+}
+
+static void assert_same_file(const char *a_dir, const char *b_dir, const char *name)
+{
+    char *a = path2(a_dir, name), *b = path2(b_dir, name);
+    size_t na, nb;
+    char *ta = read_file(a, &na), *tb = read_file(b, &nb);
+    cr_assert(ta && tb, "%s, %s", a, b);
+    cr_assert(na == nb && memcmp(ta, tb, na) == 0, "%s differs from %s", a, b);
+    free(ta);
+    free(tb);
+    free(a);
+    free(b);
+}
+
+Test(sweep, configurations_share_the_trace_and_digests_yet_write_what_run_writes)
+{
+    char *tmp = make_temp_dir();
+    char *out = path2(tmp, "sw");
+    run_result r = run_kvsim("sweep", mooncake(), "--limit", "80", "--out", out, "--block-size",
+                             "16,32", "--watermark", "0,0.05", "--kv-budget", "256MiB",
+                             "--time-model", "fixed:0.01", "-j", "1", "--quiet", NULL);
+    assert_ok(&r);
+    run_result_free(&r);
+    static const char *const bs[] = {"16", "32"}, *const wm[] = {"0", "0.05"};
+    for (int b = 0; b < 2; b++) {
+        long long alone_hashed = 0;
+        for (int w = 0; w < 2; w++) {
+            char name[64];
+            snprintf(name, sizeof name, "b%s_kv256MiB_wm%s_split_s256_fcfs", bs[b], wm[w]);
+            char *cfg = path2(out, name), *solo = path2(tmp, name);
+            r = run_kvsim("run", mooncake(), "--limit", "80", "--block-size", bs[b],
+                          "--watermark", wm[w], "--kv-budget", "256MiB", "--time-model",
+                          "fixed:0.01", "--out", solo, "--quiet", NULL);
+            assert_ok(&r);
+            run_result_free(&r);
+            assert_same_file(cfg, solo, "timeseries.csv");
+            assert_same_file(cfg, solo, "requests.csv");
+            json_t *a = load_json(cfg, "summary.json"), *c = load_json(solo, "summary.json");
+            json_object_del(a, "command"); /* the command line names the directory */
+            json_object_del(c, "command");
+            cr_assert(json_equal(a, c), "%s: summary.json differs from kvsim run's", name);
+            json_decref(a);
+            json_decref(c);
+            json_t *pa = load_json(cfg, "perf.json"), *pc = load_json(solo, "perf.json");
+            long long hashed = json_integer_value(json_object_get(pa, "blocks_hashed"));
+            alone_hashed = json_integer_value(json_object_get(pc, "blocks_hashed"));
+            cr_assert_gt(alone_hashed, 0, "a hash_ids trace hashes blocks");
+            cr_assert_eq(hashed, w == 0 ? alone_hashed : 0,
+                         "%s hashed %lld blocks (alone: %lld)", name, hashed, alone_hashed);
+            json_decref(pa);
+            json_decref(pc);
+            free(cfg);
+            free(solo);
+        }
+    }
+    free(out);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 /* ---- --emit-jobs and merge ------------------------------------------------------------- */
 
 Test(sweep, emitted_jobs_run_by_a_shell_merge_into_the_same_csv)

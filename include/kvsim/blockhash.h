@@ -96,9 +96,17 @@ void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint
 /* A chain store: every row's shared-kind chain digests, kept across the replays of one
  * trace (kvsim plan's probes), so each is hashed once per plan, not once per probe.
  * Bound to the first hasher identity (seed digest) it serves; a hasher of another
- * identity does not use it.  At most max_bytes of digests; rows beyond are recomputed. */
+ * identity does not use it.  At most max_bytes of digests; rows beyond are recomputed.
+ * Digests are the same with or without a store (src/chainstore.c). */
 typedef struct kv_chain_store kv_chain_store;
 kv_chain_store *kv_chain_store_create(size_t max_bytes); /* can't fail */
+/* A store in shared memory, for replays in processes forked after it was made (kvsim
+ * sweep's configurations): what one hashed, the others copy.  Rows [0, n_rows) of one
+ * trace, up to KV_CHAIN_SLOTS identities (each bound by the first hasher that asks), at
+ * most max_bytes of digests.  NULL when shared memory cannot be had (replays then hash on
+ * their own).  Lock-free: nobody waits for another process. */
+enum { KV_CHAIN_SLOTS = 8 };
+kv_chain_store *kv_chain_store_create_shared(size_t max_bytes, size_t n_rows);
 void kv_chain_store_destroy(kv_chain_store *s);          /* NULL ok */
 /* h's chains go through s (NULL: none) from now on. */
 void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s);

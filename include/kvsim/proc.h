@@ -3,7 +3,8 @@
  * once per figure).
  *
  * Each job is posix_spawn(program, argv), by default "/proc/self/exe": the same kvsim; no
- * shell, no PATH lookup, so what runs is exactly the argv built.  stdin and stdout go to
+ * shell, no PATH lookup, so what runs is exactly the argv built — or a fork running a
+ * function on that argv (kv_job.fn), for children that share what the parent read.  stdin and stdout go to
  * /dev/null; stderr goes to a pipe the parent reads while the child runs, so what a child
  * says reaches the caller in memory even when no file can be written (a full file system
  * is exactly when a child has something to say).  Every child is reaped before
@@ -22,6 +23,11 @@ enum { KV_PROC_ERR_HEAD = 16384, KV_PROC_ERR_TAIL = 16384 };
 typedef struct kv_job {
     const char *program; /* the executable's path; NULL: this binary */
     char *const *argv;   /* NULL-terminated; argv[1…] are the program's arguments */
+    /* Or, fn set: no exec — a forked copy of this process runs fn(ctx, argv) with the same
+     * descriptors 0–2 as a spawned child (none other open) and ends with its return value
+     * as exit status; what this process holds (sweep: the trace read once) is shared. */
+    int (*fn)(void *ctx, char *const *argv);
+    void *ctx;
     int exit_code;       /* out: exit status, 128 + signal, or -1 if never started */
     int signal;          /* out: the signal that ended it, or 0 */
     char *err;           /* out, malloc'd: what it wrote on stderr (kept as above),

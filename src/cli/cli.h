@@ -195,6 +195,14 @@ int cli_model_resolve(const kv_setup_options *o, kv_setup *out);
 void cli_set_command_line(int argc, char **argv);
 const char *cli_command_line(void);
 
+/* ---- a forked child's entry ------------------------------------------------------------
+ * What a child forked by this process (kv_job.fn: sweep's configurations) runs on a kvsim
+ * argv: main's dispatch, registered by main; NULL (a test driving the tables): children
+ * are exec'd instead. */
+typedef int (*cli_child_fn)(void *ctx, char *const *argv);
+void cli_set_child_entry(cli_child_fn f);
+cli_child_fn cli_child_entry(void);
+
 /* ---- the commands (cmd_*.c), in `kvsim --help` order ----------------------------------- */
 extern const cli_cmd cli_cmd_estimate, cli_cmd_gen, cli_cmd_run, cli_cmd_sweep, cli_cmd_merge,
     cli_cmd_plan, cli_cmd_calibrate, cli_cmd_plot, cli_cmd_hash;

@@ -138,6 +138,34 @@ static int report(const run_cmd *r, run_out *o, double t0)
     return rc;
 }
 
+static cli_run_preload *preload;
+
+void cli_run_preload_set(cli_run_preload *p)
+{
+    preload = p;
+}
+
+static bool same_trace_options(const kv_trace_options *a, const kv_trace_options *b)
+{
+    return a->format == b->format && a->trace_block_size == b->trace_block_size &&
+           a->limit == b->limit && a->time_scale == b->time_scale && a->rate == b->rate &&
+           a->seed == b->seed && a->max_line == b->max_line;
+}
+
+/* The preloaded trace when it is this run's (its chain store into *so), else read it. */
+static int load_trace(const char *path, kv_sim_options *so, kv_trace **trace)
+{
+    kv_diag d;
+    if (preload && preload->trace && strcmp(preload->path, path) == 0 &&
+        same_trace_options(&preload->opt, &so->trace)) {
+        *trace = preload->trace;
+        preload->trace = NULL;
+        so->chains = preload->chains;
+        return CLI_OK;
+    }
+    return kv_trace_load(trace, path, &so->trace, &d) == 0 ? CLI_OK : cli_diag(CLI_RUNTIME, &d);
+}
+
 /* Load, replay (streaming timeseries rows into DIR), report, plot. */
 static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_path)
 {
@@ -147,9 +175,8 @@ static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_pat
     run_out o;
     memset(&o, 0, sizeof o);
     o.obs.prog.on = !r->quiet && !r->json && isatty(2);
-    int rc = CLI_OK;
-    if (kv_trace_load(&trace, trace_path, &r->so.trace, &d) != 0)
-        rc = cli_diag(CLI_RUNTIME, &d);
+    kv_sim_options so = r->so;
+    int rc = load_trace(trace_path, &so, &trace);
     if (rc == CLI_OK && r->out && kv_out_open(&o.obs.out, r->out, r->so.replicas > 1, &d) != 0)
         rc = cli_diag(CLI_RUNTIME, &d);
     if (rc == CLI_OK) {
@@ -159,7 +186,7 @@ static int replay(const run_cmd *r, const kv_setup *setup, const char *trace_pat
                               .on_sample = o.obs.out ? obs_sample : NULL,
                               .on_progress = obs_progress,
                               .ctx = &o.obs};
-        rc = cli_replay(&r->so, setup, trace, &hooks, &o.res, &o.summary);
+        rc = cli_replay(&so, setup, trace, &hooks, &o.res, &o.summary);
         if (o.obs.prog.on)
             fputs("\r\033[K", stderr);
     }

@@ -12,9 +12,15 @@
  * -j at once → sweep.csv from the finished directories (the same rows as `kvsim merge`,
  * src/report_sweep.c) → the human table.
  *
- * Nothing is simulated here: each configuration is `/proc/self/exe run TRACE … --out
- * DIR/NAME --quiet`, spawned without a shell, so a sweep row is exactly what `kvsim run`
- * with the same options writes, and a configuration can be rerun by hand from its line.
+ * Nothing is simulated here: each configuration is `kvsim run TRACE … --out DIR/NAME
+ * --quiet` in its own process, so a sweep row is exactly what `kvsim run` with the same
+ * options writes, and a configuration can be rerun by hand from its line.  When every
+ * configuration reads the trace as it was read for validation (sweep_configs.c
+ * one_trace), each is a fork of this process running run's code on that argv
+ * (cli_child_entry, kv_job.fn): it takes the trace already read (cli_run_preload) and
+ * hashes through one chain store in shared memory, so the trace is parsed once and each
+ * chain hashed once per sweep, not per configuration (docs/design.md §9 "Shared work").
+ * Otherwise each is `/proc/self/exe` with that argv, spawned without a shell.
  *
  * The lists, their order, the directory names and the pool rule are src/sweep_space.c's;
  * running the children is src/proc.c's (kv_proc_run).
@@ -369,11 +375,19 @@ static void save_stderr(const config *c, const kv_job *j, char *where, size_t n)
 static int run_all(sweep *s)
 {
     kv_job *jobs = kv_xcalloc(s->n_cfg, sizeof *jobs);
-    for (size_t i = 0; i < s->n_cfg; i++)
+    cli_child_fn child = s->preload.trace ? cli_child_entry() : NULL;
+    if (child) { /* forked, not exec'd: the trace read once, the digests hashed once */
+        s->preload.chains = kv_chain_store_create_shared(SWEEP_CHAIN_BYTES, s->preload.trace->n);
+        cli_run_preload_set(&s->preload);
+    }
+    for (size_t i = 0; i < s->n_cfg; i++) {
         jobs[i].argv = s->cfg[i].argv;
+        jobs[i].fn = child;
+    }
     double t0 = cli_wall_now();
     progress pg = {!s->quiet && isatty(2)};
     kv_proc_run(jobs, s->n_cfg, s->jobs, show_progress, &pg);
+    cli_run_preload_set(NULL);
     if (pg.on)
         fputs("\r\033[K", stderr);
     double wall = cli_wall_now() - t0;
@@ -431,6 +445,8 @@ static void sweep_release(void *state)
     cli_sweep_configs_release(s);
     free(s->pass);
     free(s->trace_copy);
+    kv_trace_free(s->preload.trace);
+    kv_chain_store_destroy(s->preload.chains);
 }
 
 static uint32_t online_cores(void)

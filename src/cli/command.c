@@ -518,6 +518,20 @@ const char *cli_command_line(void)
     return command_line.s;
 }
 
+/* ---- a forked child's entry ------------------------------------------------------- */
+
+static cli_child_fn child_entry;
+
+void cli_set_child_entry(cli_child_fn f)
+{
+    child_entry = f;
+}
+
+cli_child_fn cli_child_entry(void)
+{
+    return child_entry;
+}
+
 /* ---- library messages in option names ---------------------------------------------- */
 
 /* "{sample_every}" → "--sample-every" when that is an option of the command; any other

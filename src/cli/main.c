@@ -1,7 +1,8 @@
 /* main: dispatch.  The commands are cli_commands (command.c), each a cli_cmd in
  * src/cli/cmd_<name>.c; that one table is both what `kvsim NAME` looks up and what
  * `kvsim --help` lists, so the two cannot disagree.  Only this file ends the process (by
- * returning from main, or from the signal and out-of-memory handlers below).
+ * returning from main, or from the signal and out-of-memory handlers below; a sweep
+ * configuration forked by proc.c ends as its own process once child_main returns).
  *
  * Two process-wide duties live here, because they are about the process, not a command:
  *   - standard output is checked once more when the command is done, so every command,
@@ -123,9 +124,21 @@ static int dispatch(int argc, char **argv)
     return cli_error(CLI_USAGE, "unknown command '%s' (see 'kvsim --help')", argv[1]);
 }
 
+/* A forked child (a sweep configuration): dispatch on its argv, as if exec'd. */
+static int child_main(void *ctx, char *const *argv)
+{
+    (void)ctx;
+    install_signal_handlers(); /* again: stderr is the child's own */
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return check_stdout(dispatch(argc, (char **)argv));
+}
+
 int main(int argc, char **argv)
 {
     install_signal_handlers();
+    cli_set_child_entry(child_main);
     /* Standard output in 64 KiB pieces when it is not a terminal: every --help (and most
      * summaries) then reaches the kernel at the final check, where a failed write still
      * has its errno ("No space left on device"), not in the middle of printing. */

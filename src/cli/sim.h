@@ -30,6 +30,19 @@ int cli_replay(const kv_sim_options *o, const kv_setup *setup, const kv_trace *t
  * arrival, when only these move — then how many arrived ("all arrived" once all have). */
 void cli_progress_text(char *buf, size_t n, const kv_progress *p);
 
+/* A `kvsim run` in a process kvsim sweep forked after it read the trace (cmd_sweep.c):
+ * the trace it would read — taken, instead of reading the file again, by the run whose
+ * TRACE argument and trace options are these — and the chain store (NULL: none) its
+ * hashes then go through.  What the run computes is the same either way. */
+typedef struct cli_run_preload {
+    const char *path; /* TRACE as the run's argv spells it */
+    kv_trace_options opt;
+    kv_trace *trace;        /* owned until a run takes it (then NULL) */
+    kv_chain_store *chains; /* borrowed */
+} cli_run_preload;
+/* For the runs of this process from now on (NULL: none); set before sweep forks. */
+void cli_run_preload_set(cli_run_preload *p);
+
 /* The short human summary. */
 void cli_print_summary(FILE *f, const kv_summary *s);
 

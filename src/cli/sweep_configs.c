@@ -160,8 +160,9 @@ static int check_configs(sweep *s, size_t n)
     return rc;
 }
 
-/* Read the trace with the options as given, or with value i of trace list a applied. */
-static int load_once(sweep *s, const kv_sweep_axis *a, size_t i)
+/* Read the trace with the options as given, or with value i of trace list a applied;
+ * keep: into s->preload (the options as given are every configuration's). */
+static int load_once(sweep *s, const kv_sweep_axis *a, size_t i, bool keep)
 {
     kv_diag d;
     kv_setup_options mo = s->mo;
@@ -173,8 +174,25 @@ static int load_once(sweep *s, const kv_sweep_axis *a, size_t i)
         return cli_diag(CLI_RUNTIME, &d);
     s->n_requests = t->n < s->n_requests ? t->n : s->n_requests;
     s->max_requests = t->n > s->max_requests ? t->n : s->max_requests;
-    kv_trace_free(t);
+    if (keep) {
+        s->preload.path = s->trace;
+        s->preload.opt = so.trace;
+        s->preload.trace = t;
+    } else {
+        kv_trace_free(t);
+    }
     return CLI_OK;
+}
+
+/* Whether every configuration reads the trace as it was read once, so that copy can be
+ * handed to them (cmd_sweep.c): run here, no list of a trace-reading option with two or
+ * more values, and TRACE spelled in their argv as given (not "./-x"). */
+static bool one_trace(const sweep *s)
+{
+    for (int x = KV_SWEEP_FORMAT; x <= KV_SWEEP_SEED; x++)
+        if (x != KV_SWEEP_SHARED_PREFIX && s->space.ax[x].n > 1)
+            return false;
+    return !s->emit && s->trace[0] != '-';
 }
 
 /* The trace, read once, and once more per value of each trace list of several (the
@@ -183,10 +201,10 @@ static int load_trace(sweep *s)
 {
     s->n_requests = SIZE_MAX;
     s->max_requests = 0;
-    int rc = load_once(s, NULL, 0);
+    int rc = load_once(s, NULL, 0, one_trace(s));
     for (int x = KV_SWEEP_FORMAT; rc == CLI_OK && x <= KV_SWEEP_SEED; x++)
         for (size_t i = 0; rc == CLI_OK && s->space.ax[x].n > 1 && i < s->space.ax[x].n; i++)
-            rc = load_once(s, &s->space.ax[x], i);
+            rc = load_once(s, &s->space.ax[x], i, false);
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/sim.h"
 #include "cli/sweep.h"
 
 enum { MAX_CONFIGS = 10000 };
@@ -46,7 +47,12 @@ typedef struct sweep {
     size_t n_requests, max_requests; /* the trace as loaded; several trace lists: the range */
     config *cfg;
     size_t n_cfg;
+    cli_run_preload preload; /* the trace as read once, when every configuration reads it
+                                so (its trace NULL otherwise), and their chain store */
 } sweep;
+
+/* The configurations' shared chain store: at most this many bytes of digests. */
+#define SWEEP_CHAIN_BYTES ((size_t)512 << 20)
 
 /* The configurations, validated: their number (at most MAX_CONFIGS), every
  * configuration's setup and engine config (the first that fails is one error naming it),
