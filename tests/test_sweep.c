@@ -585,6 +585,24 @@ Test(sweep, configurations_share_the_trace_and_digests_yet_write_what_run_writes
             free(solo);
         }
     }
+    /* A list of a trace-reading option: the trace was read with the last value applied
+     * (80), so only those configurations may take it; the others read their own. */
+    char *lim = path2(tmp, "lim");
+    r = run_kvsim("sweep", mooncake(), "--limit", "40,80", "--out", lim, "--watermark", "0,0.05",
+                  "--kv-budget", "256MiB", "--time-model", "fixed:0.01", "-j", "2", "--quiet", NULL);
+    assert_ok(&r);
+    run_result_free(&r);
+    static const char *const lims[] = {"lim40", "lim80"};
+    for (int i = 0; i < 4; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "b16_kv256MiB_wm%s_split_s256_fcfs_%s", wm[i / 2], lims[i % 2]);
+        char *cfg = path2(lim, name);
+        json_t *sj = load_summary(cfg);
+        cr_assert_eq(json_integer_value(get(sj, "requests.total")), i % 2 ? 80 : 40, "%s", name);
+        json_decref(sj);
+        free(cfg);
+    }
+    free(lim);
     free(out);
     rm_rf(tmp);
     free(tmp);

@@ -14,13 +14,14 @@
  *
  * Nothing is simulated here: each configuration is `kvsim run TRACE … --out DIR/NAME
  * --quiet` in its own process, so a sweep row is exactly what `kvsim run` with the same
- * options writes, and a configuration can be rerun by hand from its line.  When every
- * configuration reads the trace as it was read for validation (sweep_configs.c
- * one_trace), each is a fork of this process running run's code on that argv
- * (cli_child_entry, kv_job.fn): it takes the trace already read (cli_run_preload) and
- * hashes through one chain store in shared memory, so the trace is parsed once and each
- * chain hashed once per sweep, not per configuration (docs/design.md §9 "Shared work").
- * Otherwise each is `/proc/self/exe` with that argv, spawned without a shell.
+ * options writes, and a configuration can be rerun by hand from its line.  Run here
+ * (not --emit-jobs), each is a fork of this process running run's code on that argv
+ * (cli_child_entry, kv_job.fn); one whose trace options are those the trace was read
+ * with for validation takes that copy (cli_run_preload) and hashes through one chain
+ * store in shared memory, so the trace is parsed once and each chain hashed once per
+ * sweep, not per configuration (docs/design.md §9 "Shared work").  Otherwise (a test
+ * driving the tables registers no child entry) each is `/proc/self/exe` with that argv,
+ * spawned without a shell.
  *
  * The lists, their order, the directory names and the pool rule are src/sweep_space.c's;
  * running the children is src/proc.c's (kv_proc_run).

@@ -161,7 +161,7 @@ static int check_configs(sweep *s, size_t n)
 }
 
 /* Read the trace with the options as given, or with value i of trace list a applied;
- * keep: into s->preload (the options as given are every configuration's). */
+ * keep: into s->preload. */
 static int load_once(sweep *s, const kv_sweep_axis *a, size_t i, bool keep)
 {
     kv_diag d;
@@ -184,14 +184,12 @@ static int load_once(sweep *s, const kv_sweep_axis *a, size_t i, bool keep)
     return CLI_OK;
 }
 
-/* Whether every configuration reads the trace as it was read once, so that copy can be
- * handed to them (cmd_sweep.c): run here, no list of a trace-reading option with two or
- * more values, and TRACE spelled in their argv as given (not "./-x"). */
-static bool one_trace(const sweep *s)
+/* Whether the trace as read with the options given is kept for the configurations
+ * (cmd_sweep.c): when they run here and spell TRACE as given (not "./-x").  A
+ * configuration takes it only if its own trace options are these (cmd_run.c), so with
+ * lists of trace-reading options only those with the values read take it. */
+static bool keep_trace(const sweep *s)
 {
-    for (int x = KV_SWEEP_FORMAT; x <= KV_SWEEP_SEED; x++)
-        if (x != KV_SWEEP_SHARED_PREFIX && s->space.ax[x].n > 1)
-            return false;
     return !s->emit && s->trace[0] != '-';
 }
 
@@ -201,7 +199,7 @@ static int load_trace(sweep *s)
 {
     s->n_requests = SIZE_MAX;
     s->max_requests = 0;
-    int rc = load_once(s, NULL, 0, one_trace(s));
+    int rc = load_once(s, NULL, 0, keep_trace(s));
     for (int x = KV_SWEEP_FORMAT; rc == CLI_OK && x <= KV_SWEEP_SEED; x++)
         for (size_t i = 0; rc == CLI_OK && s->space.ax[x].n > 1 && i < s->space.ax[x].n; i++)
             rc = load_once(s, &s->space.ax[x], i, false);
