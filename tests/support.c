@@ -384,3 +384,27 @@ kv_engine_config test_engine_config(uint32_t num_blocks, uint32_t block_size,
     c.check_invariants = true;
     return c;
 }
+
+/* The text without its summary.json "command" line (the command line that wrote it,
+ * which names the output directory); *n updated. */
+static void drop_command(char *t, size_t *n)
+{
+    char *c = t ? strstr(t, "\n  \"command\": ") : NULL;
+    char *e = c ? strchr(c + 1, '\n') : NULL;
+    if (e) {
+        memmove(c, e, (size_t)(t + *n - e) + 1);
+        *n -= (size_t)(e - c);
+    }
+}
+
+bool same_output(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = read_file(a, &na), *y = read_file(b, &nb);
+    drop_command(x, &na);
+    drop_command(y, &nb);
+    bool same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}

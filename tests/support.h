@@ -102,6 +102,9 @@ char *write_file(const char *dir, const char *name, const char *text);
 /* Whole file, NUL-terminated, or NULL if unreadable. */
 char *read_file(const char *path, size_t *len);
 bool file_exists(const char *path);
+/* Files a and b hold the same bytes, but for summary.json's "command" line (the command
+ * line that wrote it, which names the output directory); false if either is unreadable. */
+bool same_output(const char *a, const char *b);
 
 /* The engine config the engine-level tests start from: num_blocks blocks of block_size
  * tokens, prefix caching on, the split free order, the scheduler's defaults of vLLM

@@ -170,31 +170,6 @@ static const char *moon_pool(void)
     return SANITIZED ? KV_TEST_SMALL_BLOCKS : "28181";
 }
 
-/* The text without its summary.json "command" line (the command line that wrote it,
- * which names the output directory); *n updated. */
-static void drop_command(char *t, size_t *n)
-{
-    char *c = t ? strstr(t, "\n  \"command\": ") : NULL;
-    char *e = c ? strchr(c + 1, '\n') : NULL;
-    if (e) {
-        memmove(c, e, (size_t)(t + *n - e) + 1);
-        *n -= (size_t)(e - c);
-    }
-}
-
-/* Byte for byte, but for summary.json's command line. */
-static bool same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    char *x = read_file(a, &na), *y = read_file(b, &nb);
-    drop_command(x, &na);
-    drop_command(y, &nb);
-    bool same = x && y && na == nb && memcmp(x, y, na) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 /* ---- 1. an empty --out ----------------------------------------------------------------- */
 
 Test(outputs, an_empty_out_is_a_usage_error)
@@ -507,7 +482,7 @@ Test(outputs, a_killed_rerun_never_mixes_two_runs)
             bool all = true;
             for (int f = 0; f < 3; f++) {
                 char *a = pathf("%s/%s", out, files[f]), *b = pathf("%s/%s", ref[k], files[f]);
-                all &= same_file(a, b);
+                all &= same_output(a, b);
                 free(a), free(b);
             }
             if (all)
@@ -855,7 +830,7 @@ Test(outputs, merge_skips_the_temporary_directory_of_a_killed_run)
     r = run_kvsim("merge", sw, "--out", again, "-q", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_result_free(&r);
-    cr_assert(same_file(csv, again), "one row, not two");
+    cr_assert(same_output(csv, again), "one row, not two");
     /* --force clears it with the rest. */
     r = run_kvsim("sweep", shared(), "--out", sw, "--time-model", "fixed:0.01", "-q", "--force",
                   NULL);
@@ -1140,14 +1115,14 @@ Test(outputs, sweep_reads_a_trace_on_a_pipe_once)
         cr_assert(strstr(r.out, want), "%s", r.out);
         run_result_free(&r);
         char *copy = pathf("%s/trace", outs[k]);
-        cr_assert(same_file(copy, shared()), "the copy holds the trace's bytes");
+        cr_assert(same_output(copy, shared()), "the copy holds the trace's bytes");
         free(copy);
         /* Every row as the file's, but for the dir column. */
         for (int w = 0; w < 2; w++) {
             const char *name = w ? "b16_wm0.01_split_s256_fcfs" : "b16_wm0_split_s256_fcfs";
             char *x = pathf("%s/%s/requests.csv", a, name),
                  *y = pathf("%s/%s/requests.csv", outs[k], name);
-            cr_assert(same_file(x, y), "%s differs", y);
+            cr_assert(same_output(x, y), "%s differs", y);
             free(x), free(y);
         }
     }
