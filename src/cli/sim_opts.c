@@ -135,11 +135,10 @@ static const cli_section sections[] = {
     {0},
 };
 
-static int handle(void *target, const cli_opt *opt, const char *arg)
+/* The trace section's options (OPT_FORMAT … OPT_SEED). */
+static int handle_trace(kv_sim_options *o, const cli_opt *opt, const char *arg)
 {
-    kv_sim_options *o = target;
     const char *name = opt->name;
-    kv_diag d;
     switch (opt->id) {
     case OPT_FORMAT:
         if (kv_trace_format_parse(arg, &o->trace.format) != 0)
@@ -158,8 +157,44 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         return cli_parse_double(name, arg, 1e-9, 1e12, &o->trace.rate);
     case OPT_SHARED_PREFIX:
         return cli_parse_u32(name, arg, 0, KV_TRACE_MAX_LEN, &o->shared_prefix);
-    case OPT_SEED:
+    default: /* OPT_SEED */
         return cli_parse_u64(name, arg, 0, UINT64_MAX, &o->trace.seed);
+    }
+}
+
+/* The cluster section's options (OPT_REPLICAS … OPT_ROUTER_OVERLAP_WEIGHT). */
+static int handle_cluster(kv_sim_options *o, const cli_opt *opt, const char *arg)
+{
+    kv_diag d;
+    switch (opt->id) {
+    case OPT_REPLICAS:
+        return cli_parse_u32(opt->name, arg, 1, KV_SIM_MAX_REPLICAS, &o->replicas);
+    case OPT_ROUTER:
+        return kv_router_parse(arg, &o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    case OPT_ROUTER_VIEW:
+        return kv_router_view_parse(arg, &o->router.view, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    case OPT_ROUTER_REFRESH:
+        if (cli_parse_double(opt->name, arg, 0, 1e9, &o->router.refresh_s) != 0)
+            return CLI_USAGE;
+        return kv_router_config_check(&o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
+    default: /* OPT_ROUTER_OVERLAP_WEIGHT */
+        return kv_router_weight_parse(arg, "{router_overlap_weight}", &o->router.overlap_weight,
+                                      &d) == 0
+                   ? 0
+                   : cli_diag(CLI_USAGE, &d);
+    }
+}
+
+static int handle(void *target, const cli_opt *opt, const char *arg)
+{
+    kv_sim_options *o = target;
+    const char *name = opt->name;
+    kv_diag d;
+    if (opt->id >= OPT_FORMAT && opt->id <= OPT_SEED)
+        return handle_trace(o, opt, arg);
+    if (opt->id >= OPT_REPLICAS && opt->id <= OPT_ROUTER_OVERLAP_WEIGHT)
+        return handle_cluster(o, opt, arg);
+    switch (opt->id) {
     case OPT_WATERMARK:
         if (cli_parse_double(name, arg, 0, 1, &o->sched.watermark) != 0)
             return CLI_USAGE;
@@ -200,7 +235,6 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
                                   : kv_watermark_rule_parse(arg, &o->sched.watermark_rule, &d);
         return rc == 0 ? 0 : cli_diag(CLI_USAGE, &d);
     }
-        return 0;
     case OPT_TIME_MODEL: {
         kv_timing t;
         if (kv_timing_parse(arg, &t, &d) != 0)
@@ -215,21 +249,6 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
         o->frontend = arg;
         return 0;
     }
-    case OPT_REPLICAS:
-        return cli_parse_u32(name, arg, 1, KV_SIM_MAX_REPLICAS, &o->replicas);
-    case OPT_ROUTER:
-        return kv_router_parse(arg, &o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
-    case OPT_ROUTER_VIEW:
-        return kv_router_view_parse(arg, &o->router.view, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
-    case OPT_ROUTER_REFRESH:
-        if (cli_parse_double(name, arg, 0, 1e9, &o->router.refresh_s) != 0)
-            return CLI_USAGE;
-        return kv_router_config_check(&o->router, &d) == 0 ? 0 : cli_diag(CLI_USAGE, &d);
-    case OPT_ROUTER_OVERLAP_WEIGHT:
-        return kv_router_weight_parse(arg, "{router_overlap_weight}", &o->router.overlap_weight,
-                                      &d) == 0
-                   ? 0
-                   : cli_diag(CLI_USAGE, &d);
     default:
         return cli_error(CLI_USAGE, "internal: option %d not in the simulation group", opt->id);
     }
