@@ -257,6 +257,32 @@ Test(mem_cli, huge_tokens_array_is_a_clean_out_of_memory)
     free(dir);
 }
 
+/* A sweep configuration (a fork of the sweep since issue 9) that runs out of memory is
+ * that configuration's failure: its one line, exit 1, nothing of it but stderr.txt; the
+ * other configuration finishes and is in sweep.csv. */
+Test(mem_cli, sweep_configuration_out_of_memory_is_its_own_failure)
+{
+    if (UNDER_ASAN)
+        cr_skip_test("RLIMIT_AS cannot be tested under AddressSanitizer");
+    char *dir = make_temp_dir();
+    char out[300], failed[400], ok[400];
+    snprintf(out, sizeof out, "%s/sw", dir);
+    snprintf(failed, sizeof failed, "%s/b16_n50000000_wm0.01_split_s256_fcfs", out);
+    snprintf(ok, sizeof ok, "%s/b16_n1000_wm0.01_split_s256_fcfs/summary.json", out);
+    const char *args[] = {"sweep", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "20",
+                          "--out", out, "--num-blocks", "1000,50000000", "--time-model",
+                          "fixed:0.01", "-q", NULL};
+    limited r = run_limited(AS_LIMIT, NULL, args);
+    assert_one_error_line(&r, 1,
+                          "failed, exit 1: out of memory (could not allocate ");
+    cr_assert(strstr(r.err, "configuration 'b16_n50000000_wm0.01_split_s256_fcfs'"), "%s", r.err);
+    cr_assert_eq(dir_entries(failed), 1, "only stderr.txt in the failed configuration");
+    cr_assert(file_exists(ok), "the other configuration finished");
+    limited_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(mem_cli, endless_line_under_a_limit_names_file_and_line)
 {
     if (UNDER_ASAN)
