@@ -152,14 +152,28 @@ static kv_block_id priv_lookup(const kv_cache *c, const kv_seq *s, uint32_t k)
     return KV_NO_BLOCK;
 }
 
+/* Room for private records [0, k]: for every private block the request can hold when
+ * its size is known (one allocation instead of a doubling series). */
+static void priv_reserve(const kv_cache *c, kv_seq *s, uint32_t k)
+{
+    size_t cap = s->cap_priv, most = 0;
+    if (s->max_tokens) {
+        uint32_t bs = c->block_size, fp = private_from(c, s);
+        uint32_t all = (uint32_t)(((uint64_t)s->max_tokens + bs - 1) / bs);
+        most = all > fp ? all - fp : 0;
+    }
+    kv_grow((void **)&s->priv, &cap, (size_t)k + 1 > most ? (size_t)k + 1 : most,
+            sizeof *s->priv);
+    s->cap_priv = (uint32_t)cap;
+}
+
 /* Give block b the private identity f + k and record it as the identity's last holder. */
 static void priv_cache(kv_cache *c, kv_seq *s, uint32_t k, kv_block_id b)
 {
     kv__priv_rec rec = {b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
     if (k >= s->n_priv) {
-        size_t cap = s->cap_priv;
-        kv_grow((void **)&s->priv, &cap, (size_t)k + 1, sizeof *s->priv);
-        s->cap_priv = (uint32_t)cap;
+        if (k >= s->cap_priv)
+            priv_reserve(c, s, k);
         for (; s->n_priv <= k; s->n_priv++)
             s->priv[s->n_priv] = (kv__priv_rec){KV_NO_BLOCK, 0, UINT32_MAX};
     }
