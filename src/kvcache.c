@@ -304,8 +304,10 @@ static inline bool fills_block(const kv_cache *c, const kv_seq *s, uint32_t num_
     return c->caching && (uint64_t)num_tokens >= ((uint64_t)s->num_cached + 1) * c->block_size;
 }
 
-bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
-                       uint32_t num_new, uint32_t num_tokens)
+/* kv_cache_allocate's general case: hits, or new blocks to pop. */
+static __attribute__((noinline)) bool allocate(kv_cache *c, kv_seq *s, uint32_t num_computed,
+                                               const kv_hits *hits, uint32_t num_new,
+                                               uint32_t num_tokens)
 {
     uint32_t n_new = new_blocks(c, s, num_computed, hits, num_new);
     uint32_t n_hits = hits ? hits->n : 0;
@@ -327,6 +329,20 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
     s->len += n_new;
 
     uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
+    uint32_t commit_to = upto < num_tokens ? (uint32_t)upto : num_tokens;
+    if (fills_block(c, s, commit_to))
+        commit_full(c, s, commit_to);
+    return true;
+}
+
+bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
+                       uint32_t num_new, uint32_t num_tokens)
+{
+    /* Most calls are a decode step inside the table's last block: nothing to pop, and at
+     * most the commit's fill test, kept free of the general case's register spills. */
+    uint64_t upto = (uint64_t)num_computed + num_new;
+    if (hits || upto > (uint64_t)s->len * c->block_size)
+        return allocate(c, s, num_computed, hits, num_new, num_tokens);
     uint32_t commit_to = upto < num_tokens ? (uint32_t)upto : num_tokens;
     if (fills_block(c, s, commit_to))
         commit_full(c, s, commit_to);

@@ -322,15 +322,21 @@ bool kv_sched_arrive(kv_sched *s, kv_req *r)
 
 /* ---- one pass ----------------------------------------------------------------------- */
 
-static void batch_add(kv_batch *b, kv_req *r, uint32_t num_new)
+static __attribute__((noinline)) void batch_grow(kv_batch *b)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap, cap2 = b->cap, cap3 = b->cap;
-        kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
-        kv_grow((void **)&b->num_new, &cap2, cap, sizeof *b->num_new);
-        kv_grow((void **)&b->samples, &cap3, cap, sizeof *b->samples);
-        b->cap = (uint32_t)cap;
-    }
+    size_t cap = b->cap, cap2 = b->cap, cap3 = b->cap;
+    kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
+    kv_grow((void **)&b->num_new, &cap2, cap, sizeof *b->num_new);
+    kv_grow((void **)&b->samples, &cap3, cap, sizeof *b->samples);
+    b->cap = (uint32_t)cap;
+}
+
+/* Once per scheduled request and step: inline, its rare growth out of line. */
+static inline __attribute__((always_inline)) void batch_add(kv_batch *b, kv_req *r,
+                                                            uint32_t num_new)
+{
+    if (b->n == b->cap)
+        batch_grow(b);
     b->num_new[b->n] = num_new;
     b->samples[b->n] = false;
     b->reqs[b->n++] = r;
