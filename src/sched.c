@@ -520,12 +520,16 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
      * no prefill chunk, samples, and gets a placeholder for that token.  (Without draft
      * tokens a request with a placeholder is decoding and always completes, so the test
      * equals computed ≥ known; the form is vLLM's.) */
-    for (uint32_t i = 0; i < batch->n; i++) {
-        kv_req *r = batch->reqs[i];
-        r->num_computed += r->step_new;
+    kv_req **reqs = batch->reqs;
+    bool *samples = batch->samples;
+    for (uint32_t i = 0, n = batch->n; i < n; i++) {
+        kv_req *r = reqs[i];
+        uint32_t computed = r->num_computed + r->step_new;
+        bool sample = computed >= kv_req_num_tokens(r) + r->placeholders;
+        r->num_computed = computed;
         r->step_new = 0;
-        batch->samples[i] = r->num_computed >= kv_req_num_tokens(r) + r->placeholders;
-        r->placeholders += batch->samples[i];
+        r->placeholders += sample;
+        samples[i] = sample;
     }
 }
 
