@@ -472,15 +472,26 @@ static void prefetch_entry(const kv_pool *p, kv_block_id b)
     __builtin_prefetch(e + sizeof(entry) - 1, 1);
 }
 
+/* A popped block's eviction (R4), if hashed: a private identity is only its kind bits
+ * (inline), a digest leaves the index. */
+static inline void evict(kv_pool *p, kv_block_id b)
+{
+    uint32_t id = BLOCK_ID(&p->blocks[b]);
+    if (id == ID_NONE)
+        return;
+    if (id == ID_PRIVATE)
+        p->blocks[b].tag &= ~3u;
+    else
+        index_remove(p, b);
+    p->evictions++;
+}
+
 /* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
 static kv_block_id pop_one(kv_pool *p)
 {
     kv_block_id b = queue_head(p);
     unlink_block(p, b);
-    if (BLOCK_ID(&p->blocks[b]) != ID_NONE) {
-        index_remove(p, b);
-        p->evictions++;
-    }
+    evict(p, b);
     p->blocks[b].ref = 1;
     p->num_refs++;
     return b;
@@ -499,22 +510,42 @@ static void prefetch_pop(const kv_pool *p, kv_block_id b)
         prefetch_entry(p, b);
 }
 
+/* Take the first n queued blocks off the ring, in queue order, into out (n ≤ num_free):
+ * each slot is emptied as it is read, so the head ends past the last one.  The hot halves
+ * of blocks a little ahead are prefetched, and the cold halves of the first digest blocks
+ * (eviction's first misses). */
+static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out)
+{
+    uint32_t pos = p->q_head, mask = p->q_mask, cached = 0;
+    kv_block_id *q = p->q;
+    for (uint32_t i = 0; i < n; i++, pos++) {
+        while (q[pos & mask] == KV_NULL_BLOCK)
+            pos++;
+        kv_block_id b = q[pos & mask];
+        q[pos & mask] = KV_NULL_BLOCK;
+        out[i] = b;
+        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
+        __builtin_prefetch(&p->blocks[q[(pos + 2 * DIST) & mask]], 1);
+        cached += BLOCK_ID(&p->blocks[b]) != ID_NONE;
+        if (i < 2 * DIST)
+            prefetch_pop(p, b);
+    }
+    p->q_head = pos;
+    p->num_free -= n;
+    p->num_cached_free -= cached;
+}
+
 void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
 {
     assert(n <= p->num_free && "kv_pool_pop_n beyond the free queue");
-    /* The next n pops take the first n queued blocks in queue order: read their ids off
-     * the ring (prefetching the hot halves a little ahead), then evict them with their
-     * misses in flight. */
-    uint32_t pos = p->q_head;
-    for (uint32_t i = 0; i < n; i++, pos++) {
-        while (!queued_at(p, pos))
-            pos++;
-        out[i] = p->q[pos & p->q_mask];
-        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
-        __builtin_prefetch(&p->blocks[p->q[(pos + 2 * DIST) & p->q_mask]], 1);
-        if (i < 2 * DIST)
-            prefetch_pop(p, out[i]);
+    if (n == 1) { /* nothing to overlap */
+        out[0] = pop_one(p);
+        return;
     }
+    /* The next n pops take the first n queued blocks in queue order (R4): unlink them all
+     * first, then evict them in that order with their misses in flight. */
+    unlink_first_n(p, n, out);
+    block *B = p->blocks;
     for (uint32_t i = 0; i < n && i < DIST; i++)
         prefetch_eviction(p, out[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -522,10 +553,11 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
             prefetch_pop(p, out[i + 2 * DIST]);
         if (i + DIST < n)
             prefetch_eviction(p, out[i + DIST]);
-        kv_block_id got = pop_one(p);
-        assert(got == out[i]);
-        (void)got;
+        kv_block_id b = out[i];
+        evict(p, b);
+        B[b].ref = 1;
     }
+    p->num_refs += n;
 }
 
 void kv_pool_cache(kv_pool *p, kv_block_id b, const kv_digest *d)
