@@ -52,7 +52,7 @@ struct kv_cache {
     uint32_t block_size;
     bool caching;
     bool hash_all;        /* reference mode: private blocks hashed and indexed too */
-    kv_block_id *scratch; /* lookup hits, then reversed tables for free */
+    kv_block_id *scratch; /* lookup hits */
     size_t scratch_cap;
     kv_prefix_stats stats;
 };
@@ -292,8 +292,15 @@ static __attribute__((noinline)) void commit_full(kv_cache *c, kv_seq *s, uint32
         kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
         j = dig_end;
     }
-    for (; j < full; j++)
-        priv_cache(c, s, j - fp, s->table[j]);
+    for (; j < full; j++) {
+        uint32_t k = j - fp;
+        kv_block_id b = s->table[j];
+        if (k == s->n_priv && k < s->cap_priv) /* the identity's first holder: the usual case */
+            s->priv[s->n_priv++] =
+                (kv__priv_rec){b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
+        else
+            priv_cache(c, s, k, b);
+    }
     s->num_cached = full;
 }
 
@@ -359,10 +366,7 @@ void kv_cache_free(kv_cache *c, kv_seq *s)
 {
     if (s->len == 0)
         return;
-    scratch_reserve(c, s->len);
-    for (uint32_t i = 0; i < s->len; i++)
-        c->scratch[i] = s->table[s->len - 1 - i];
-    kv_pool_free(c->pool, c->scratch, s->len);
+    kv_pool_free_tail_first(c->pool, s->table, s->len);
     s->len = 0;
     s->num_cached = 0;
 }

@@ -595,31 +595,52 @@ bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
     return p->blocks[b].tag == tag;
 }
 
-void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
+/* R7 over blocks[at(0)], blocks[at(1)], …, blocks[at(n − 1)], at(i) being i, or n − 1 − i
+ * when tail_first (a table given head first, freed tail first). */
+static inline __attribute__((always_inline)) void free_in_order(kv_pool *p,
+                                                                const kv_block_id *blocks,
+                                                                size_t n, bool tail_first)
 {
     block *B = p->blocks;
-    /* R7 in two passes: appends as refcounts reach 0, in the given order; then, walking
-     * back, the blocks split order prepends (no hash; with caching off, every block), so
-     * the first of them ends at the head and the others follow in the given order. */
-    bool split = p->order == KV_FREE_SPLIT, any_front = false;
+#define AT(i) blocks[tail_first ? n - 1 - (i) : (i)]
+    /* Two passes: appends as refcounts reach 0, in the given order; then, walking back,
+     * the blocks split order prepends (no hash; with caching off, every block), so the
+     * first of them ends at the head and the others follow in the given order.  Only
+     * positions [lo, hi] can hold a block to prepend (a block reaching 0 does so at its
+     * last position), so the walk back covers them alone. */
+    bool split = p->order == KV_FREE_SPLIT;
+    size_t lo = SIZE_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        kv_block_id b = blocks[i];
+        kv_block_id b = AT(i);
         if (i + 8 < n) /* table entries are scattered over the pool */
-            __builtin_prefetch(&B[blocks[i + 8]], 1);
+            __builtin_prefetch(&B[AT(i + 8)], 1);
         assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n && B[b].ref > 0);
-        p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        if (split && BLOCK_ID(&B[b]) == ID_NONE)
-            any_front = true;
-        else
+        if (split && BLOCK_ID(&B[b]) == ID_NONE) {
+            lo = lo < i ? lo : i;
+            hi = i;
+        } else {
             link_block(p, b, false);
+        }
     }
-    for (size_t i = n; any_front && i-- > 0;) {
-        kv_block_id b = blocks[i];
+    p->num_refs -= n;
+    for (size_t i = hi + 1; lo != SIZE_MAX && i-- > lo;) {
+        kv_block_id b = AT(i);
         if (B[b].ref == 0 && BLOCK_ID(&B[b]) == ID_NONE && !is_queued(p, b))
             link_block(p, b, true);
     }
+#undef AT
+}
+
+void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
+{
+    free_in_order(p, blocks, n, false);
+}
+
+void kv_pool_free_tail_first(kv_pool *p, const kv_block_id *table, size_t n)
+{
+    free_in_order(p, table, n, true);
 }
 
 size_t kv_pool_queue(const kv_pool *p, kv_block_id *out, size_t cap)
