@@ -398,6 +398,34 @@ static void preempt(kv_sched *s, kv_req *v)
     join(s, v, true);
 }
 
+/* r (running[*i]) did not fit: preempt victims, each time retrying r's allocation of
+ * num_new slots.  Returns whether r fits now; false when r was its own victim.  The budget
+ * and the loop index follow the victims taken out of the batch.  Out of line: the running
+ * loop's usual iteration stays free of it. */
+static __attribute__((noinline)) bool make_room(kv_sched *s, kv_batch *batch, kv_req *r,
+                                                uint32_t num_new, uint32_t *budget, size_t *i)
+{
+    for (;;) {
+        size_t v = pick_victim(s);
+        kv_req *victim = s->running[v];
+        if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
+            *budget += victim->step_new;
+            batch_remove(batch, victim);
+            /* vLLM moves its index back only for a victim it had scheduled, so a skipped
+             * (async) victim before r makes the loop skip r's successor. */
+            (*i)--;
+        }
+        running_remove_at(s, v);
+        preempt(s, victim);
+        batch->preempted++;
+        if (victim == r)
+            return false;
+        if (kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new,
+                              kv_req_num_tokens(r)))
+            return true;
+    }
+}
+
 /* Step 1: the running loop.  Returns the budget left. */
 static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
 {
@@ -416,27 +444,8 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
         uint32_t remaining = tokens + r->placeholders - r->num_computed;
         uint32_t num_new = remaining < budget ? remaining : budget;
         assert(num_new > 0);
-        bool ok;
-        for (;;) {
-            ok = kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new, tokens);
-            if (ok)
-                break;
-            size_t v = pick_victim(s);
-            kv_req *victim = s->running[v];
-            if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
-                budget += victim->step_new;
-                batch_remove(batch, victim);
-                /* vLLM moves its index back only for a victim it had scheduled, so a
-                 * skipped (async) victim before r makes the loop skip r's successor. */
-                i--;
-            }
-            running_remove_at(s, v);
-            preempt(s, victim);
-            batch->preempted++;
-            if (victim == r)
-                break;
-        }
-        if (!ok)
+        if (!kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new, tokens) &&
+            !make_room(s, batch, r, num_new, &budget, &i))
             break;
         batch_add(batch, r, num_new);
         budget -= num_new;
