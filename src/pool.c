@@ -273,15 +273,12 @@ static entry *first_holder(kv_pool *p, kv_block_id b)
     return index_find(p, &p->ent[b].digest);
 }
 
-/* Evict b's identity. */
+/* Evict b's digest. */
 static void index_remove(kv_pool *p, kv_block_id b)
 {
     entry *E = p->ent;
-    uint32_t id = BLOCK_ID(&p->blocks[b]);
-    assert(id != ID_NONE);
+    assert(BLOCK_ID(&p->blocks[b]) == ID_DIGEST);
     p->blocks[b].tag &= ~3u;
-    if (id == ID_PRIVATE)
-        return; /* nothing indexes it: its owner's record just stops matching */
     kv_block_id pv = E[b].dup_prev, nx = E[b].dup_next;
     if (pv == KV_NO_BLOCK) {
         /* b is the first holder: the next one (if any) takes its place. */
@@ -473,7 +470,8 @@ static void prefetch_entry(const kv_pool *p, kv_block_id b)
 }
 
 /* A popped block's eviction (R4), if hashed: a private identity is only its kind bits
- * (inline), a digest leaves the index. */
+ * (nothing indexes it: its owner's record just stops matching), a digest leaves the
+ * index. */
 static inline void evict(kv_pool *p, kv_block_id b)
 {
     uint32_t id = BLOCK_ID(&p->blocks[b]);
