@@ -472,16 +472,17 @@ static void prefetch_entry(const kv_pool *p, kv_block_id b)
 /* A popped block's eviction (R4), if hashed: a private identity is only its kind bits
  * (nothing indexes it: its owner's record just stops matching), a digest leaves the
  * index. */
-static inline void evict(kv_pool *p, kv_block_id b)
+static inline bool evict(kv_pool *p, kv_block_id b)
 {
     uint32_t id = BLOCK_ID(&p->blocks[b]);
     if (id == ID_NONE)
-        return;
+        return false;
     if (id == ID_PRIVATE)
         p->blocks[b].tag &= ~3u;
     else
         index_remove(p, b);
     p->evictions++;
+    return true;
 }
 
 /* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
@@ -511,10 +512,11 @@ static void prefetch_pop(const kv_pool *p, kv_block_id b)
 /* Take the first n queued blocks off the ring, in queue order, into out (n ≤ num_free):
  * each slot is emptied as it is read, so the head ends past the last one.  The hot halves
  * of blocks a little ahead are prefetched, and the cold halves of the first digest blocks
- * (eviction's first misses). */
+ * (eviction's first misses).  The caller counts the hashed ones off num_cached_free (it
+ * reads their hot halves anyway, once they have arrived). */
 static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out)
 {
-    uint32_t pos = p->q_head, mask = p->q_mask, cached = 0;
+    uint32_t pos = p->q_head, mask = p->q_mask;
     kv_block_id *q = p->q;
     for (uint32_t i = 0; i < n; i++, pos++) {
         while (q[pos & mask] == KV_NULL_BLOCK)
@@ -524,13 +526,11 @@ static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out)
         out[i] = b;
         /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
         __builtin_prefetch(&p->blocks[q[(pos + 2 * DIST) & mask]], 1);
-        cached += BLOCK_ID(&p->blocks[b]) != ID_NONE;
         if (i < 2 * DIST)
             prefetch_pop(p, b);
     }
     p->q_head = pos;
     p->num_free -= n;
-    p->num_cached_free -= cached;
 }
 
 void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
@@ -544,6 +544,7 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
      * first, then evict them in that order with their misses in flight. */
     unlink_first_n(p, n, out);
     block *B = p->blocks;
+    uint32_t cached = 0;
     for (uint32_t i = 0; i < n && i < DIST; i++)
         prefetch_eviction(p, out[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -552,9 +553,10 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
         if (i + DIST < n)
             prefetch_eviction(p, out[i + DIST]);
         kv_block_id b = out[i];
-        evict(p, b);
+        cached += evict(p, b);
         B[b].ref = 1;
     }
+    p->num_cached_free -= cached;
     p->num_refs += n;
 }
 

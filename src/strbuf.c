@@ -8,7 +8,7 @@
 
 #include "kvsim/mem.h"
 
-static __attribute__((noinline)) void grow(kv_buf *b, size_t extra)
+void kv_buf_grow(kv_buf *b, size_t extra)
 {
     void *p = b->s;
     kv_grow(&p, &b->cap, b->len + extra + 1, 1);
@@ -19,7 +19,7 @@ static __attribute__((noinline)) void grow(kv_buf *b, size_t extra)
 static inline void reserve(kv_buf *b, size_t extra)
 {
     if (b->len + extra + 1 > b->cap)
-        grow(b, extra);
+        kv_buf_grow(b, extra);
 }
 
 void kv_buf_put(kv_buf *b, const char *data, size_t n)
@@ -33,13 +33,6 @@ void kv_buf_put(kv_buf *b, const char *data, size_t n)
 void kv_buf_puts(kv_buf *b, const char *str)
 {
     kv_buf_put(b, str, strlen(str));
-}
-
-void kv_buf_putc(kv_buf *b, char c)
-{
-    reserve(b, 1);
-    b->s[b->len++] = c;
-    b->s[b->len] = '\0';
 }
 
 void kv_buf_printf(kv_buf *b, const char *fmt, ...)
