@@ -109,7 +109,7 @@ static bool is_queued(const kv_pool *p, kv_block_id b)
 }
 
 /* Squeeze the empty slots out of the ring, keeping the queue order. */
-static void compact(kv_pool *p)
+static __attribute__((noinline)) void compact(kv_pool *p)
 {
     uint32_t w = p->q_head;
     for (uint32_t r = p->q_head; r != p->q_tail; r++) {
@@ -124,7 +124,7 @@ static void compact(kv_pool *p)
 }
 
 /* Queue b at the tail (front: at the head). */
-static void link_block(kv_pool *p, kv_block_id b, bool front)
+static inline __attribute__((always_inline)) void link_block(kv_pool *p, kv_block_id b, bool front)
 {
     assert(b != KV_NULL_BLOCK && p->blocks[b].ref == 0 && !is_queued(p, b));
     if (p->q_tail - p->q_head == p->q_mask + 1)
@@ -274,7 +274,7 @@ static entry *first_holder(kv_pool *p, kv_block_id b)
 }
 
 /* Evict b's digest. */
-static void index_remove(kv_pool *p, kv_block_id b)
+static inline __attribute__((always_inline)) void index_remove(kv_pool *p, kv_block_id b)
 {
     entry *E = p->ent;
     assert(BLOCK_ID(&p->blocks[b]) == ID_DIGEST);
@@ -514,7 +514,7 @@ static void prefetch_pop(const kv_pool *p, kv_block_id b)
  * of blocks a little ahead are prefetched, and the cold halves of the first digest blocks
  * (eviction's first misses).  The caller counts the hashed ones off num_cached_free (it
  * reads their hot halves anyway, once they have arrived). */
-static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out)
+static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out, bool digests)
 {
     uint32_t pos = p->q_head, mask = p->q_mask;
     kv_block_id *q = p->q;
@@ -526,7 +526,7 @@ static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out)
         out[i] = b;
         /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
         __builtin_prefetch(&p->blocks[q[(pos + 2 * DIST) & mask]], 1);
-        if (i < 2 * DIST)
+        if (digests && i < 2 * DIST)
             prefetch_pop(p, b);
     }
     p->q_head = pos;
@@ -542,15 +542,16 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
     }
     /* The next n pops take the first n queued blocks in queue order (R4): unlink them all
      * first, then evict them in that order with their misses in flight. */
-    unlink_first_n(p, n, out);
+    bool digests = p->index != NULL; /* no table yet: no digest block to prefetch for */
+    unlink_first_n(p, n, out, digests);
     block *B = p->blocks;
     uint32_t cached = 0;
-    for (uint32_t i = 0; i < n && i < DIST; i++)
+    for (uint32_t i = 0; digests && i < n && i < DIST; i++)
         prefetch_eviction(p, out[i]);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + 2 * DIST < n)
+        if (digests && i + 2 * DIST < n)
             prefetch_pop(p, out[i + 2 * DIST]);
-        if (i + DIST < n)
+        if (digests && i + DIST < n)
             prefetch_eviction(p, out[i + DIST]);
         kv_block_id b = out[i];
         cached += evict(p, b);
