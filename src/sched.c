@@ -69,6 +69,7 @@ struct kv_sched {
     kv_req **running;         /* admission order; may hold finished entries until compacted */
     size_t n_running, cap_running;
     uint32_t n_finished_pending; /* finished but not yet compacted out of running */
+    uint64_t effective; /* Σ num_computed + step_new over the live running entries */
     kv__waitq wq;
     uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
     uint64_t pass;               /* passes run so far */
@@ -408,6 +409,7 @@ static __attribute__((noinline)) bool make_room(kv_sched *s, kv_batch *batch, kv
     for (;;) {
         size_t v = pick_victim(s);
         kv_req *victim = s->running[v];
+        s->effective -= (uint64_t)victim->num_computed + victim->step_new;
         if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
             *budget += victim->step_new;
             batch_remove(batch, victim);
@@ -448,6 +450,7 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
             !make_room(s, batch, r, num_new, &budget, &i))
             break;
         batch_add(batch, r, num_new);
+        s->effective += num_new;
         budget -= num_new;
         i++;
     }
@@ -508,6 +511,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         s->counters.admitted++;
         running_append(s, r);
         batch_add(batch, r, num_new);
+        s->effective += (uint64_t)hit_tokens + num_new;
         budget -= num_new;
     }
 }
@@ -547,6 +551,7 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
 static void finish(kv_sched *s, kv_req *r, int64_t now_ns)
 {
     assert(r->status == KV_REQ_RUNNING);
+    s->effective -= (uint64_t)r->num_computed + r->step_new;
     r->finish_ns = now_ns;
     kv_cache_free(s->cache, r->seq);
     req_end(r, KV_REQ_FINISHED);
@@ -624,6 +629,7 @@ uint32_t kv_sched_abandon(kv_sched *s)
         n++;
     }
     s->n_running = 0;
+    s->effective = 0;
     while (s->wq.len) {
         kv_req *r = kv__waitq_peek(&s->wq);
         kv__waitq_pop(&s->wq);
@@ -652,13 +658,19 @@ uint64_t kv_sched_logical_blocks(const kv_sched *s)
     return n;
 }
 
-uint64_t kv_sched_effective_tokens(const kv_sched *s)
+/* The walk kv_sched_effective_tokens' counter must equal (kv_sched_check). */
+static uint64_t effective_walk(const kv_sched *s)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < s->n_running; i++)
         if (s->running[i]->status == KV_REQ_RUNNING)
             n += s->running[i]->num_computed + s->running[i]->step_new;
     return n;
+}
+
+uint64_t kv_sched_effective_tokens(const kv_sched *s)
+{
+    return s->effective;
 }
 
 const kv_sched_counters *kv_sched_counters_get(const kv_sched *s)
@@ -694,6 +706,12 @@ static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_di
     if (live != kv_sched_num_running(s) || live > s->cfg.max_seqs)
         return kv_diag_set(d, -KV_EINVARIANT, "sched: %u live running entries, counter %u, cap %u",
                            live, kv_sched_num_running(s), s->cfg.max_seqs);
+    if (effective_walk(s) != s->effective)
+        return kv_diag_set(d, -KV_EINVARIANT,
+                           "sched: running entries hold %llu computed and scheduled tokens, "
+                           "counter %llu",
+                           (unsigned long long)effective_walk(s),
+                           (unsigned long long)s->effective);
     return 0;
 }
 

@@ -222,6 +222,10 @@ Test(engine, sched_walk_catches_a_request_out_of_step_with_its_table)
     L.r[0].status = KV_REQ_WAITING;
     expect_violation(&L, "sched: running entry 0 is waiting");
     L.r[0].status = KV_REQ_RUNNING;
+    L.r[0].num_computed -= 1; /* 10 tokens still fill 3 blocks: only the counter disagrees */
+    expect_violation(&L, "sched: running entries hold 21 computed and scheduled tokens, "
+                         "counter 22");
+    L.r[0].num_computed += 1;
     stop_live(&L);
 }
 
