@@ -162,8 +162,7 @@ static void priv_reserve(const kv_cache *c, kv_seq *s, uint32_t k)
         uint32_t all = (uint32_t)(((uint64_t)s->max_tokens + bs - 1) / bs);
         most = all > fp ? all - fp : 0;
     }
-    kv_grow((void **)&s->priv, &cap, (size_t)k + 1 > most ? (size_t)k + 1 : most,
-            sizeof *s->priv);
+    kv_grow((void **)&s->priv, &cap, (size_t)k + 1 > most ? (size_t)k + 1 : most, sizeof *s->priv);
     s->cap_priv = (uint32_t)cap;
 }
 
@@ -296,8 +295,7 @@ static __attribute__((noinline)) void commit_full(kv_cache *c, kv_seq *s, uint32
         uint32_t k = j - fp;
         kv_block_id b = s->table[j];
         if (k == s->n_priv && k < s->cap_priv) /* the identity's first holder: the usual case */
-            s->priv[s->n_priv++] =
-                (kv__priv_rec){b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
+            s->priv[s->n_priv++] = (kv__priv_rec){b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
         else
             priv_cache(c, s, k, b);
     }

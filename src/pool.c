@@ -598,9 +598,8 @@ bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
 
 /* R7 over blocks[at(0)], blocks[at(1)], …, blocks[at(n − 1)], at(i) being i, or n − 1 − i
  * when tail_first (a table given head first, freed tail first). */
-static inline __attribute__((always_inline)) void free_in_order(kv_pool *p,
-                                                                const kv_block_id *blocks,
-                                                                size_t n, bool tail_first)
+static inline __attribute__((always_inline)) void
+free_in_order(kv_pool *p, const kv_block_id *blocks, size_t n, bool tail_first)
 {
     block *B = p->blocks;
 #define AT(i) blocks[tail_first ? n - 1 - (i) : (i)]

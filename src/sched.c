@@ -69,7 +69,7 @@ struct kv_sched {
     kv_req **running;         /* admission order; may hold finished entries until compacted */
     size_t n_running, cap_running;
     uint32_t n_finished_pending; /* finished but not yet compacted out of running */
-    uint64_t effective; /* Σ num_computed + step_new over the live running entries */
+    uint64_t effective;          /* Σ num_computed + step_new over the live running entries */
     kv__waitq wq;
     uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
     uint64_t pass;               /* passes run so far */
@@ -710,8 +710,7 @@ static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_di
         return kv_diag_set(d, -KV_EINVARIANT,
                            "sched: running entries hold %llu computed and scheduled tokens, "
                            "counter %llu",
-                           (unsigned long long)effective_walk(s),
-                           (unsigned long long)s->effective);
+                           (unsigned long long)effective_walk(s), (unsigned long long)s->effective);
     return 0;
 }
 
