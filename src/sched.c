@@ -44,7 +44,9 @@
  * Invariants (kv_sched_check walks them): a running entry is RUNNING (or FINISHED until
  * the next pass compacts it out) and holds ⌈(computed + step_new)/b⌉ blocks; a waiting
  * entry is WAITING, has computed nothing, holds no block and no placeholder;
- * n_running − finished pending ≤ max_seqs.
+ * n_running − finished pending ≤ max_seqs; the effective-tokens counter (kept as
+ * requests are scheduled, preempted and finished, so a written row reads it in O(1))
+ * equals Σ computed + step_new over the live running entries.
  *
  * Out of scope: time and the event loop (engine), block tables (kvcache).
  */
