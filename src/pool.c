@@ -30,7 +30,8 @@
  *
  * Layout.  Two arrays of N structs, never moved, indexed by block id: `blocks`, the hot
  * half (refcount, queue position, identity tag: 12 bytes), and `ent`, the cold half
- * (digest, uthash handle, holder links).  The free queue is a ring of block ids (at least
+ * (digest, uthash handle, holder links), made when the first digest is cached (only
+ * digest blocks read it).  The free queue is a ring of block ids (at least
  * 2N slots) between a head and a tail position: an append writes the tail, a prepend the
  * slot before the head, and taking a block off (a pop at the head, a touch anywhere)
  * empties its slot, which the head skips later; when the ring is full the queue is
@@ -317,7 +318,6 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
     p->caching = caching;
     p->order = order;
     p->blocks = kv_xcalloc(num_blocks, sizeof *p->blocks);
-    p->ent = kv_xcalloc(num_blocks, sizeof *p->ent);
     p->index_log2 = 5;
     while (p->index_log2 < 22 && (1ull << p->index_log2) < 2ull * num_blocks)
         p->index_log2++;
@@ -330,8 +330,6 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
         ring <<= 1;
     p->q = kv_xcalloc((size_t)ring, sizeof *p->q);
     p->q_mask = (uint32_t)(ring - 1);
-    for (uint32_t i = 0; i < num_blocks; i++)
-        p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
     /* R1 then R2: queue [0..N−1], then the null block is popped from the head for good
      * (the same as queueing [1..N−1]). */
     for (uint32_t i = 1; i < num_blocks; i++)
@@ -451,9 +449,9 @@ enum { DIST = 8 };
  * and deletes its calls, prefetches and all. */
 static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
-    const entry *e = &p->ent[b];
-    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
+    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || p->ent[b].dup_prev != KV_NO_BLOCK)
         return;
+    const entry *e = &p->ent[b];
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
     __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
@@ -561,15 +559,28 @@ void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
     p->num_refs += n;
 }
 
+/* The cold halves exist from the first digest on: a pool that never caches one (a
+ * content-less trace's, DESIGN §9 "Private blocks") never touches their N entries. */
+static void make_cold(kv_pool *p)
+{
+    if (p->ent)
+        return;
+    p->ent = kv_xcalloc(p->n, sizeof *p->ent);
+    for (uint32_t i = 0; i < p->n; i++)
+        p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
+}
+
 void kv_pool_cache(kv_pool *p, kv_block_id b, const kv_digest *d)
 {
     assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
+    make_cold(p);
     assert(p->blocks[b].ref > 0 && BLOCK_ID(&p->blocks[b]) == ID_NONE);
     index_insert(p, b, d);
 }
 
 void kv_pool_cache_n(kv_pool *p, const kv_block_id *blocks, const kv_digest *digests, uint32_t n)
 {
+    make_cold(p);
     for (uint32_t i = 0; i < n && i < DIST; i++)
         kv_pool_prefetch(p, &digests[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -738,10 +749,10 @@ static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
     const block *B = p->blocks;
     uint32_t in_chains = 0, heads = 0, len;
     for (uint32_t i = 1; i < p->n; i++) {
-        const entry *first = &p->ent[i];
         kv_block_id f = (kv_block_id)i;
-        if (BLOCK_ID(&B[f]) != ID_DIGEST || first->dup_prev != KV_NO_BLOCK)
+        if (BLOCK_ID(&B[f]) != ID_DIGEST || p->ent[i].dup_prev != KV_NO_BLOCK)
             continue;
+        const entry *first = &p->ent[i];
         CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
               "the negative filter misses the digest of block %d", f);
         CHECK(index_find(p, &first->digest) == first, "index entry %d is not a first holder",
