@@ -52,7 +52,7 @@ struct kv_cache {
     uint32_t block_size;
     bool caching;
     bool hash_all;        /* reference mode: private blocks hashed and indexed too */
-    kv_block_id *scratch; /* lookup hits, then reversed tables for free */
+    kv_block_id *scratch; /* lookup hits */
     size_t scratch_cap;
     kv_prefix_stats stats;
 };
@@ -152,14 +152,27 @@ static kv_block_id priv_lookup(const kv_cache *c, const kv_seq *s, uint32_t k)
     return KV_NO_BLOCK;
 }
 
+/* Room for private records [0, k]: for every private block the request can hold when
+ * its size is known (one allocation instead of a doubling series). */
+static void priv_reserve(const kv_cache *c, kv_seq *s, uint32_t k)
+{
+    size_t cap = s->cap_priv, most = 0;
+    if (s->max_tokens) {
+        uint32_t bs = c->block_size, fp = private_from(c, s);
+        uint32_t all = (uint32_t)(((uint64_t)s->max_tokens + bs - 1) / bs);
+        most = all > fp ? all - fp : 0;
+    }
+    kv_grow((void **)&s->priv, &cap, (size_t)k + 1 > most ? (size_t)k + 1 : most, sizeof *s->priv);
+    s->cap_priv = (uint32_t)cap;
+}
+
 /* Give block b the private identity f + k and record it as the identity's last holder. */
 static void priv_cache(kv_cache *c, kv_seq *s, uint32_t k, kv_block_id b)
 {
     kv__priv_rec rec = {b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
     if (k >= s->n_priv) {
-        size_t cap = s->cap_priv;
-        kv_grow((void **)&s->priv, &cap, (size_t)k + 1, sizeof *s->priv);
-        s->cap_priv = (uint32_t)cap;
+        if (k >= s->cap_priv)
+            priv_reserve(c, s, k);
         for (; s->n_priv <= k; s->n_priv++)
             s->priv[s->n_priv] = (kv__priv_rec){KV_NO_BLOCK, 0, UINT32_MAX};
     }
@@ -240,9 +253,11 @@ static uint32_t new_blocks(const kv_cache *c, const kv_seq *s, uint32_t num_comp
 {
     uint32_t n_hits = hits ? hits->n : 0;
     uint64_t tokens = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
-    uint64_t want = (tokens + c->block_size - 1) / c->block_size;
     uint64_t have = (uint64_t)s->len + n_hits;
-    return want > have ? (uint32_t)(want - have) : 0;
+    /* Most calls (a decode step inside its last block) need no block: no division. */
+    if (tokens <= have * c->block_size)
+        return 0;
+    return (uint32_t)((tokens + c->block_size - 1) / c->block_size - have);
 }
 
 uint32_t kv_cache_need(const kv_cache *c, const kv_seq *s, uint32_t num_computed,
@@ -263,14 +278,47 @@ static void table_reserve(const kv_cache *c, kv_seq *s, uint32_t more)
     s->cap = (uint32_t)cap;
 }
 
-bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
-                       uint32_t num_new, uint32_t num_tokens)
+/* Hash and index the blocks full up to num_tokens tokens beyond the num_cached ones
+ * (commit's work once a block has filled). */
+static __attribute__((noinline)) void commit_full(kv_cache *c, kv_seq *s, uint32_t num_tokens)
 {
-    uint32_t need = kv_cache_need(c, s, num_computed, hits, num_new);
-    if (need > kv_pool_num_free(c->pool))
-        return false;
+    uint32_t full = num_tokens / c->block_size;
+    assert(full <= s->len && full > s->num_cached);
+    uint32_t fp = private_from(c, s), j = s->num_cached;
+    uint32_t dig_end = full < fp ? full : fp;
+    if (dig_end > j) {
+        ensure_hashes(c->hasher, s, dig_end);
+        kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
+        j = dig_end;
+    }
+    for (; j < full; j++) {
+        uint32_t k = j - fp;
+        kv_block_id b = s->table[j];
+        if (k == s->n_priv && k < s->cap_priv) /* the identity's first holder: the usual case */
+            s->priv[s->n_priv++] = (kv__priv_rec){b, kv_pool_cache_private(c->pool, b), UINT32_MAX};
+        else
+            priv_cache(c, s, k, b);
+    }
+    s->num_cached = full;
+}
+
+/* Whether num_tokens tokens fill a block beyond the num_cached ones: most calls (a decode
+ * step inside a block) fill none, and pay no division and no call for it. */
+static inline bool fills_block(const kv_cache *c, const kv_seq *s, uint32_t num_tokens)
+{
+    return c->caching && (uint64_t)num_tokens >= ((uint64_t)s->num_cached + 1) * c->block_size;
+}
+
+/* kv_cache_allocate's general case: hits, or new blocks to pop. */
+static __attribute__((noinline)) bool allocate(kv_cache *c, kv_seq *s, uint32_t num_computed,
+                                               const kv_hits *hits, uint32_t num_new,
+                                               uint32_t num_tokens)
+{
     uint32_t n_new = new_blocks(c, s, num_computed, hits, num_new);
     uint32_t n_hits = hits ? hits->n : 0;
+    uint32_t need = n_new + (hits ? hits->n_evictable : 0);
+    if (need > 0 && need > kv_pool_num_free(c->pool))
+        return false;
     table_reserve(c, s, n_hits + n_new);
     if (n_hits) {
         /* Hits only come with a fresh admission: an empty table, nothing computed. */
@@ -286,39 +334,37 @@ bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_h
     s->len += n_new;
 
     uint64_t upto = (uint64_t)num_computed + (uint64_t)n_hits * c->block_size + num_new;
-    kv_cache_commit(c, s, upto < num_tokens ? (uint32_t)upto : num_tokens);
+    uint32_t commit_to = upto < num_tokens ? (uint32_t)upto : num_tokens;
+    if (fills_block(c, s, commit_to))
+        commit_full(c, s, commit_to);
+    return true;
+}
+
+bool kv_cache_allocate(kv_cache *c, kv_seq *s, uint32_t num_computed, const kv_hits *hits,
+                       uint32_t num_new, uint32_t num_tokens)
+{
+    /* Most calls are a decode step inside the table's last block: nothing to pop, and at
+     * most the commit's fill test, kept free of the general case's register spills. */
+    uint64_t upto = (uint64_t)num_computed + num_new;
+    if (hits || upto > (uint64_t)s->len * c->block_size)
+        return allocate(c, s, num_computed, hits, num_new, num_tokens);
+    uint32_t commit_to = upto < num_tokens ? (uint32_t)upto : num_tokens;
+    if (fills_block(c, s, commit_to))
+        commit_full(c, s, commit_to);
     return true;
 }
 
 void kv_cache_commit(kv_cache *c, kv_seq *s, uint32_t num_tokens)
 {
-    if (!c->caching)
-        return;
-    /* Most calls (a decode step inside a block) fill no new block: no division for them. */
-    if ((uint64_t)num_tokens < ((uint64_t)s->num_cached + 1) * c->block_size)
-        return;
-    uint32_t full = num_tokens / c->block_size;
-    assert(full <= s->len && full > s->num_cached);
-    uint32_t fp = private_from(c, s), j = s->num_cached;
-    uint32_t dig_end = full < fp ? full : fp;
-    if (dig_end > j) {
-        ensure_hashes(c->hasher, s, dig_end);
-        kv_pool_cache_n(c->pool, s->table + j, s->hashes + j, dig_end - j);
-        j = dig_end;
-    }
-    for (; j < full; j++)
-        priv_cache(c, s, j - fp, s->table[j]);
-    s->num_cached = full;
+    if (fills_block(c, s, num_tokens))
+        commit_full(c, s, num_tokens);
 }
 
 void kv_cache_free(kv_cache *c, kv_seq *s)
 {
     if (s->len == 0)
         return;
-    scratch_reserve(c, s->len);
-    for (uint32_t i = 0; i < s->len; i++)
-        c->scratch[i] = s->table[s->len - 1 - i];
-    kv_pool_free(c->pool, c->scratch, s->len);
+    kv_pool_free_tail_first(c->pool, s->table, s->len);
     s->len = 0;
     s->num_cached = 0;
 }

@@ -30,7 +30,8 @@
  *
  * Layout.  Two arrays of N structs, never moved, indexed by block id: `blocks`, the hot
  * half (refcount, queue position, identity tag: 12 bytes), and `ent`, the cold half
- * (digest, uthash handle, holder links).  The free queue is a ring of block ids (at least
+ * (digest, uthash handle, holder links), made when the first digest is cached (only
+ * digest blocks read it).  The free queue is a ring of block ids (at least
  * 2N slots) between a head and a tail position: an append writes the tail, a prepend the
  * slot before the head, and taking a block off (a pop at the head, a touch anywhere)
  * empties its slot, which the head skips later; when the ring is full the queue is
@@ -109,7 +110,7 @@ static bool is_queued(const kv_pool *p, kv_block_id b)
 }
 
 /* Squeeze the empty slots out of the ring, keeping the queue order. */
-static void compact(kv_pool *p)
+static __attribute__((noinline)) void compact(kv_pool *p)
 {
     uint32_t w = p->q_head;
     for (uint32_t r = p->q_head; r != p->q_tail; r++) {
@@ -124,7 +125,7 @@ static void compact(kv_pool *p)
 }
 
 /* Queue b at the tail (front: at the head). */
-static void link_block(kv_pool *p, kv_block_id b, bool front)
+static inline __attribute__((always_inline)) void link_block(kv_pool *p, kv_block_id b, bool front)
 {
     assert(b != KV_NULL_BLOCK && p->blocks[b].ref == 0 && !is_queued(p, b));
     if (p->q_tail - p->q_head == p->q_mask + 1)
@@ -273,15 +274,12 @@ static entry *first_holder(kv_pool *p, kv_block_id b)
     return index_find(p, &p->ent[b].digest);
 }
 
-/* Evict b's identity. */
-static void index_remove(kv_pool *p, kv_block_id b)
+/* Evict b's digest. */
+static inline __attribute__((always_inline)) void index_remove(kv_pool *p, kv_block_id b)
 {
     entry *E = p->ent;
-    uint32_t id = BLOCK_ID(&p->blocks[b]);
-    assert(id != ID_NONE);
+    assert(BLOCK_ID(&p->blocks[b]) == ID_DIGEST);
     p->blocks[b].tag &= ~3u;
-    if (id == ID_PRIVATE)
-        return; /* nothing indexes it: its owner's record just stops matching */
     kv_block_id pv = E[b].dup_prev, nx = E[b].dup_next;
     if (pv == KV_NO_BLOCK) {
         /* b is the first holder: the next one (if any) takes its place. */
@@ -320,7 +318,6 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
     p->caching = caching;
     p->order = order;
     p->blocks = kv_xcalloc(num_blocks, sizeof *p->blocks);
-    p->ent = kv_xcalloc(num_blocks, sizeof *p->ent);
     p->index_log2 = 5;
     while (p->index_log2 < 22 && (1ull << p->index_log2) < 2ull * num_blocks)
         p->index_log2++;
@@ -333,8 +330,6 @@ int kv_pool_create(kv_pool **out, uint32_t num_blocks, bool caching, kv_free_ord
         ring <<= 1;
     p->q = kv_xcalloc((size_t)ring, sizeof *p->q);
     p->q_mask = (uint32_t)(ring - 1);
-    for (uint32_t i = 0; i < num_blocks; i++)
-        p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
     /* R1 then R2: queue [0..N−1], then the null block is popped from the head for good
      * (the same as queueing [1..N−1]). */
     for (uint32_t i = 1; i < num_blocks; i++)
@@ -454,9 +449,9 @@ enum { DIST = 8 };
  * and deletes its calls, prefetches and all. */
 static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
 {
-    const entry *e = &p->ent[b];
-    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || e->dup_prev != KV_NO_BLOCK)
+    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || p->ent[b].dup_prev != KV_NO_BLOCK)
         return;
+    const entry *e = &p->ent[b];
     const UT_hash_table *t = p->index->hh.tbl;
     __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
     __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
@@ -472,15 +467,28 @@ static void prefetch_entry(const kv_pool *p, kv_block_id b)
     __builtin_prefetch(e + sizeof(entry) - 1, 1);
 }
 
+/* A popped block's eviction (R4), if hashed: a private identity is only its kind bits
+ * (nothing indexes it: its owner's record just stops matching), a digest leaves the
+ * index. */
+static inline bool evict(kv_pool *p, kv_block_id b)
+{
+    uint32_t id = BLOCK_ID(&p->blocks[b]);
+    if (id == ID_NONE)
+        return false;
+    if (id == ID_PRIVATE)
+        p->blocks[b].tag &= ~3u;
+    else
+        index_remove(p, b);
+    p->evictions++;
+    return true;
+}
+
 /* One pop (R4): the queue head, evicted if hashed, at refcount 1. */
 static kv_block_id pop_one(kv_pool *p)
 {
     kv_block_id b = queue_head(p);
     unlink_block(p, b);
-    if (BLOCK_ID(&p->blocks[b]) != ID_NONE) {
-        index_remove(p, b);
-        p->evictions++;
-    }
+    evict(p, b);
     p->blocks[b].ref = 1;
     p->num_refs++;
     return b;
@@ -499,44 +507,80 @@ static void prefetch_pop(const kv_pool *p, kv_block_id b)
         prefetch_entry(p, b);
 }
 
+/* Take the first n queued blocks off the ring, in queue order, into out (n ≤ num_free):
+ * each slot is emptied as it is read, so the head ends past the last one.  The hot halves
+ * of blocks a little ahead are prefetched, and the cold halves of the first digest blocks
+ * (eviction's first misses).  The caller counts the hashed ones off num_cached_free (it
+ * reads their hot halves anyway, once they have arrived). */
+static void unlink_first_n(kv_pool *p, uint32_t n, kv_block_id *out, bool digests)
+{
+    uint32_t pos = p->q_head, mask = p->q_mask;
+    kv_block_id *q = p->q;
+    for (uint32_t i = 0; i < n; i++, pos++) {
+        while (q[pos & mask] == KV_NULL_BLOCK)
+            pos++;
+        kv_block_id b = q[pos & mask];
+        q[pos & mask] = KV_NULL_BLOCK;
+        out[i] = b;
+        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
+        __builtin_prefetch(&p->blocks[q[(pos + 2 * DIST) & mask]], 1);
+        if (digests && i < 2 * DIST)
+            prefetch_pop(p, b);
+    }
+    p->q_head = pos;
+    p->num_free -= n;
+}
+
 void kv_pool_pop_n(kv_pool *p, uint32_t n, kv_block_id *out)
 {
     assert(n <= p->num_free && "kv_pool_pop_n beyond the free queue");
-    /* The next n pops take the first n queued blocks in queue order: read their ids off
-     * the ring (prefetching the hot halves a little ahead), then evict them with their
-     * misses in flight. */
-    uint32_t pos = p->q_head;
-    for (uint32_t i = 0; i < n; i++, pos++) {
-        while (!queued_at(p, pos))
-            pos++;
-        out[i] = p->q[pos & p->q_mask];
-        /* Ids ahead (past the tail an old id or 0: harmless to prefetch). */
-        __builtin_prefetch(&p->blocks[p->q[(pos + 2 * DIST) & p->q_mask]], 1);
-        if (i < 2 * DIST)
-            prefetch_pop(p, out[i]);
+    if (n == 1) { /* nothing to overlap */
+        out[0] = pop_one(p);
+        return;
     }
-    for (uint32_t i = 0; i < n && i < DIST; i++)
+    /* The next n pops take the first n queued blocks in queue order (R4): unlink them all
+     * first, then evict them in that order with their misses in flight. */
+    bool digests = p->index != NULL; /* no table yet: no digest block to prefetch for */
+    unlink_first_n(p, n, out, digests);
+    block *B = p->blocks;
+    uint32_t cached = 0;
+    for (uint32_t i = 0; digests && i < n && i < DIST; i++)
         prefetch_eviction(p, out[i]);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + 2 * DIST < n)
+        if (digests && i + 2 * DIST < n)
             prefetch_pop(p, out[i + 2 * DIST]);
-        if (i + DIST < n)
+        if (digests && i + DIST < n)
             prefetch_eviction(p, out[i + DIST]);
-        kv_block_id got = pop_one(p);
-        assert(got == out[i]);
-        (void)got;
+        kv_block_id b = out[i];
+        cached += evict(p, b);
+        B[b].ref = 1;
     }
+    p->num_cached_free -= cached;
+    p->num_refs += n;
+}
+
+/* The cold halves exist from the first digest on: a pool that never caches one (a
+ * content-less trace's, DESIGN §9 "Private blocks") never touches their N entries. */
+static void make_cold(kv_pool *p)
+{
+    if (p->ent)
+        return;
+    p->ent = kv_xcalloc(p->n, sizeof *p->ent);
+    for (uint32_t i = 0; i < p->n; i++)
+        p->ent[i].dup_prev = p->ent[i].dup_next = p->ent[i].dup_last = KV_NO_BLOCK;
 }
 
 void kv_pool_cache(kv_pool *p, kv_block_id b, const kv_digest *d)
 {
     assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n);
+    make_cold(p);
     assert(p->blocks[b].ref > 0 && BLOCK_ID(&p->blocks[b]) == ID_NONE);
     index_insert(p, b, d);
 }
 
 void kv_pool_cache_n(kv_pool *p, const kv_block_id *blocks, const kv_digest *digests, uint32_t n)
 {
+    make_cold(p);
     for (uint32_t i = 0; i < n && i < DIST; i++)
         kv_pool_prefetch(p, &digests[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -563,31 +607,51 @@ bool kv_pool_private_holds(const kv_pool *p, kv_block_id b, uint32_t tag)
     return p->blocks[b].tag == tag;
 }
 
-void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
+/* R7 over blocks[at(0)], blocks[at(1)], …, blocks[at(n − 1)], at(i) being i, or n − 1 − i
+ * when tail_first (a table given head first, freed tail first). */
+static inline __attribute__((always_inline)) void
+free_in_order(kv_pool *p, const kv_block_id *blocks, size_t n, bool tail_first)
 {
     block *B = p->blocks;
-    /* R7 in two passes: appends as refcounts reach 0, in the given order; then, walking
-     * back, the blocks split order prepends (no hash; with caching off, every block), so
-     * the first of them ends at the head and the others follow in the given order. */
-    bool split = p->order == KV_FREE_SPLIT, any_front = false;
+#define AT(i) blocks[tail_first ? n - 1 - (i) : (i)]
+    /* Two passes: appends as refcounts reach 0, in the given order; then, walking back,
+     * the blocks split order prepends (no hash; with caching off, every block), so the
+     * first of them ends at the head and the others follow in the given order.  Only
+     * positions [lo, hi] can hold a block to prepend (a block reaching 0 does so at its
+     * last position), so the walk back covers them alone. */
+    bool split = p->order == KV_FREE_SPLIT;
+    size_t lo = SIZE_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        kv_block_id b = blocks[i];
+        kv_block_id b = AT(i);
         if (i + 8 < n) /* table entries are scattered over the pool */
-            __builtin_prefetch(&B[blocks[i + 8]], 1);
+            __builtin_prefetch(&B[AT(i + 8)], 1);
         assert(b > KV_NULL_BLOCK && (uint32_t)b < p->n && B[b].ref > 0);
-        p->num_refs--;
         if (--B[b].ref > 0)
             continue;
-        if (split && BLOCK_ID(&B[b]) == ID_NONE)
-            any_front = true;
-        else
+        if (split && BLOCK_ID(&B[b]) == ID_NONE) {
+            lo = lo < i ? lo : i;
+            hi = i;
+        } else {
             link_block(p, b, false);
+        }
     }
-    for (size_t i = n; any_front && i-- > 0;) {
-        kv_block_id b = blocks[i];
+    p->num_refs -= n;
+    for (size_t i = hi + 1; lo != SIZE_MAX && i-- > lo;) {
+        kv_block_id b = AT(i);
         if (B[b].ref == 0 && BLOCK_ID(&B[b]) == ID_NONE && !is_queued(p, b))
             link_block(p, b, true);
     }
+#undef AT
+}
+
+void kv_pool_free(kv_pool *p, const kv_block_id *blocks, size_t n)
+{
+    free_in_order(p, blocks, n, false);
+}
+
+void kv_pool_free_tail_first(kv_pool *p, const kv_block_id *table, size_t n)
+{
+    free_in_order(p, table, n, true);
 }
 
 size_t kv_pool_queue(const kv_pool *p, kv_block_id *out, size_t cap)
@@ -685,10 +749,10 @@ static int check_index(const kv_pool *p, uint32_t n_digest, kv_diag *diag)
     const block *B = p->blocks;
     uint32_t in_chains = 0, heads = 0, len;
     for (uint32_t i = 1; i < p->n; i++) {
-        const entry *first = &p->ent[i];
         kv_block_id f = (kv_block_id)i;
-        if (BLOCK_ID(&B[f]) != ID_DIGEST || first->dup_prev != KV_NO_BLOCK)
+        if (BLOCK_ID(&B[f]) != ID_DIGEST || p->ent[i].dup_prev != KV_NO_BLOCK)
             continue;
+        const entry *first = &p->ent[i];
         CHECK(p->filter[filter_slot(p, &first->digest)] > 0,
               "the negative filter misses the digest of block %d", f);
         CHECK(index_find(p, &first->digest) == first, "index entry %d is not a first holder",

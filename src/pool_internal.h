@@ -64,7 +64,7 @@ typedef struct entry {
 
 struct kv_pool {
     block *blocks;            /* N entries, indexed by block id */
-    entry *ent;               /* N entries, parallel to blocks */
+    entry *ent;               /* N entries, parallel to blocks; NULL until a digest is cached */
     kv_block_id *q;           /* the free queue: a ring of 2^k ≥ 2N slots, positions */
     uint32_t q_mask;          /*   [q_head, q_tail) (wrapping counters, slot = pos & q_mask) */
     uint32_t q_head;          /*   hold each queued block at its pos, and stale slots */

@@ -44,7 +44,9 @@
  * Invariants (kv_sched_check walks them): a running entry is RUNNING (or FINISHED until
  * the next pass compacts it out) and holds ⌈(computed + step_new)/b⌉ blocks; a waiting
  * entry is WAITING, has computed nothing, holds no block and no placeholder;
- * n_running − finished pending ≤ max_seqs.
+ * n_running − finished pending ≤ max_seqs; the effective-tokens counter (kept as
+ * requests are scheduled, preempted and finished, so a written row reads it in O(1))
+ * equals Σ computed + step_new over the live running entries.
  *
  * Out of scope: time and the event loop (engine), block tables (kvcache).
  */
@@ -69,6 +71,7 @@ struct kv_sched {
     kv_req **running;         /* admission order; may hold finished entries until compacted */
     size_t n_running, cap_running;
     uint32_t n_finished_pending; /* finished but not yet compacted out of running */
+    uint64_t effective;          /* Σ num_computed + step_new over the live running entries */
     kv__waitq wq;
     uint64_t last_deferral_step; /* step counter value of the last deferral, for _steps */
     uint64_t pass;               /* passes run so far */
@@ -322,15 +325,21 @@ bool kv_sched_arrive(kv_sched *s, kv_req *r)
 
 /* ---- one pass ----------------------------------------------------------------------- */
 
-static void batch_add(kv_batch *b, kv_req *r, uint32_t num_new)
+static __attribute__((noinline)) void batch_grow(kv_batch *b)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap, cap2 = b->cap, cap3 = b->cap;
-        kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
-        kv_grow((void **)&b->num_new, &cap2, cap, sizeof *b->num_new);
-        kv_grow((void **)&b->samples, &cap3, cap, sizeof *b->samples);
-        b->cap = (uint32_t)cap;
-    }
+    size_t cap = b->cap, cap2 = b->cap, cap3 = b->cap;
+    kv_grow((void **)&b->reqs, &cap, (size_t)b->n + 1, sizeof *b->reqs);
+    kv_grow((void **)&b->num_new, &cap2, cap, sizeof *b->num_new);
+    kv_grow((void **)&b->samples, &cap3, cap, sizeof *b->samples);
+    b->cap = (uint32_t)cap;
+}
+
+/* Once per scheduled request and step: inline, its rare growth out of line. */
+static inline __attribute__((always_inline)) void batch_add(kv_batch *b, kv_req *r,
+                                                            uint32_t num_new)
+{
+    if (b->n == b->cap)
+        batch_grow(b);
     b->num_new[b->n] = num_new;
     b->samples[b->n] = false;
     b->reqs[b->n++] = r;
@@ -392,6 +401,35 @@ static void preempt(kv_sched *s, kv_req *v)
     join(s, v, true);
 }
 
+/* r (running[*i]) did not fit: preempt victims, each time retrying r's allocation of
+ * num_new slots.  Returns whether r fits now; false when r was its own victim.  The budget
+ * and the loop index follow the victims taken out of the batch.  Out of line: the running
+ * loop's usual iteration stays free of it. */
+static __attribute__((noinline)) bool make_room(kv_sched *s, kv_batch *batch, kv_req *r,
+                                                uint32_t num_new, uint32_t *budget, size_t *i)
+{
+    for (;;) {
+        size_t v = pick_victim(s);
+        kv_req *victim = s->running[v];
+        s->effective -= (uint64_t)victim->num_computed + victim->step_new;
+        if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
+            *budget += victim->step_new;
+            batch_remove(batch, victim);
+            /* vLLM moves its index back only for a victim it had scheduled, so a skipped
+             * (async) victim before r makes the loop skip r's successor. */
+            (*i)--;
+        }
+        running_remove_at(s, v);
+        preempt(s, victim);
+        batch->preempted++;
+        if (victim == r)
+            return false;
+        if (kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new,
+                              kv_req_num_tokens(r)))
+            return true;
+    }
+}
+
 /* Step 1: the running loop.  Returns the budget left. */
 static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
 {
@@ -410,29 +448,11 @@ static uint32_t schedule_running(kv_sched *s, kv_batch *batch, uint32_t budget)
         uint32_t remaining = tokens + r->placeholders - r->num_computed;
         uint32_t num_new = remaining < budget ? remaining : budget;
         assert(num_new > 0);
-        bool ok;
-        for (;;) {
-            ok = kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new, tokens);
-            if (ok)
-                break;
-            size_t v = pick_victim(s);
-            kv_req *victim = s->running[v];
-            if (victim->step_new > 0) { /* already scheduled this step: its budget comes back */
-                budget += victim->step_new;
-                batch_remove(batch, victim);
-                /* vLLM moves its index back only for a victim it had scheduled, so a
-                 * skipped (async) victim before r makes the loop skip r's successor. */
-                i--;
-            }
-            running_remove_at(s, v);
-            preempt(s, victim);
-            batch->preempted++;
-            if (victim == r)
-                break;
-        }
-        if (!ok)
+        if (!kv_cache_allocate(s->cache, r->seq, r->num_computed, NULL, num_new, tokens) &&
+            !make_room(s, batch, r, num_new, &budget, &i))
             break;
         batch_add(batch, r, num_new);
+        s->effective += num_new;
         budget -= num_new;
         i++;
     }
@@ -493,6 +513,7 @@ static void schedule_waiting(kv_sched *s, kv_batch *batch, uint32_t budget, int6
         s->counters.admitted++;
         running_append(s, r);
         batch_add(batch, r, num_new);
+        s->effective += (uint64_t)hit_tokens + num_new;
         budget -= num_new;
     }
 }
@@ -514,12 +535,16 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
      * no prefill chunk, samples, and gets a placeholder for that token.  (Without draft
      * tokens a request with a placeholder is decoding and always completes, so the test
      * equals computed ≥ known; the form is vLLM's.) */
-    for (uint32_t i = 0; i < batch->n; i++) {
-        kv_req *r = batch->reqs[i];
-        r->num_computed += r->step_new;
+    kv_req **reqs = batch->reqs;
+    bool *samples = batch->samples;
+    for (uint32_t i = 0, n = batch->n; i < n; i++) {
+        kv_req *r = reqs[i];
+        uint32_t computed = r->num_computed + r->step_new;
+        bool sample = computed >= kv_req_num_tokens(r) + r->placeholders;
+        r->num_computed = computed;
         r->step_new = 0;
-        batch->samples[i] = r->num_computed >= kv_req_num_tokens(r) + r->placeholders;
-        r->placeholders += batch->samples[i];
+        r->placeholders += sample;
+        samples[i] = sample;
     }
 }
 
@@ -528,6 +553,7 @@ void kv_sched_step(kv_sched *s, int64_t now_ns, kv_batch *batch)
 static void finish(kv_sched *s, kv_req *r, int64_t now_ns)
 {
     assert(r->status == KV_REQ_RUNNING);
+    s->effective -= (uint64_t)r->num_computed + r->step_new;
     r->finish_ns = now_ns;
     kv_cache_free(s->cache, r->seq);
     req_end(r, KV_REQ_FINISHED);
@@ -605,6 +631,7 @@ uint32_t kv_sched_abandon(kv_sched *s)
         n++;
     }
     s->n_running = 0;
+    s->effective = 0;
     while (s->wq.len) {
         kv_req *r = kv__waitq_peek(&s->wq);
         kv__waitq_pop(&s->wq);
@@ -633,13 +660,19 @@ uint64_t kv_sched_logical_blocks(const kv_sched *s)
     return n;
 }
 
-uint64_t kv_sched_effective_tokens(const kv_sched *s)
+/* The walk kv_sched_effective_tokens' counter must equal (kv_sched_check). */
+static uint64_t effective_walk(const kv_sched *s)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < s->n_running; i++)
         if (s->running[i]->status == KV_REQ_RUNNING)
             n += s->running[i]->num_computed + s->running[i]->step_new;
     return n;
+}
+
+uint64_t kv_sched_effective_tokens(const kv_sched *s)
+{
+    return s->effective;
 }
 
 const kv_sched_counters *kv_sched_counters_get(const kv_sched *s)
@@ -675,6 +708,11 @@ static int check_running(const kv_sched *s, kv_seq **seqs, size_t *n_seqs, kv_di
     if (live != kv_sched_num_running(s) || live > s->cfg.max_seqs)
         return kv_diag_set(d, -KV_EINVARIANT, "sched: %u live running entries, counter %u, cap %u",
                            live, kv_sched_num_running(s), s->cfg.max_seqs);
+    if (effective_walk(s) != s->effective)
+        return kv_diag_set(d, -KV_EINVARIANT,
+                           "sched: running entries hold %llu computed and scheduled tokens, "
+                           "counter %llu",
+                           (unsigned long long)effective_walk(s), (unsigned long long)s->effective);
     return 0;
 }
 

@@ -8,7 +8,7 @@
 
 #include "kvsim/mem.h"
 
-static void grow(kv_buf *b, size_t extra)
+void kv_buf_grow(kv_buf *b, size_t extra)
 {
     void *p = b->s;
     kv_grow(&p, &b->cap, b->len + extra + 1, 1);
@@ -19,7 +19,7 @@ static void grow(kv_buf *b, size_t extra)
 static inline void reserve(kv_buf *b, size_t extra)
 {
     if (b->len + extra + 1 > b->cap)
-        grow(b, extra);
+        kv_buf_grow(b, extra);
 }
 
 void kv_buf_put(kv_buf *b, const char *data, size_t n)
@@ -33,13 +33,6 @@ void kv_buf_put(kv_buf *b, const char *data, size_t n)
 void kv_buf_puts(kv_buf *b, const char *str)
 {
     kv_buf_put(b, str, strlen(str));
-}
-
-void kv_buf_putc(kv_buf *b, char c)
-{
-    reserve(b, 1);
-    b->s[b->len++] = c;
-    b->s[b->len] = '\0';
 }
 
 void kv_buf_printf(kv_buf *b, const char *fmt, ...)
@@ -57,43 +50,91 @@ void kv_buf_printf(kv_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void kv_buf_u64(kv_buf *b, uint64_t v)
+/* The digits of v written ending at end (exactly n10(v) of them, end excluded), in
+ * 32-bit arithmetic once v fits (most row values). */
+static void digits_before(char *end, uint64_t v)
 {
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
                                    "25262728293031323334353637383940414243444546474849"
                                    "50515253545556575859606162636465666768697071727374"
                                    "75767778798081828384858687888990919293949596979899";
-    char digits[20], *p = digits + sizeof digits;
-    while (v >= 100) {
+    char *p = end;
+    for (; v > UINT32_MAX; v /= 100) {
         unsigned r = (unsigned)(v % 100);
-        v /= 100;
         *--p = pairs[2 * r + 1];
         *--p = pairs[2 * r];
     }
-    if (v >= 10) {
-        *--p = pairs[2 * v + 1];
-        *--p = pairs[2 * v];
-    } else {
-        *--p = (char)('0' + v);
+    uint32_t w = (uint32_t)v;
+    for (; w >= 100; w /= 100) {
+        unsigned r = w % 100;
+        *--p = pairs[2 * r + 1];
+        *--p = pairs[2 * r];
     }
-    size_t n = (size_t)(digits + sizeof digits - p);
+    if (w >= 10) {
+        *--p = pairs[2 * w + 1];
+        *--p = pairs[2 * w];
+    } else {
+        *--p = (char)('0' + w);
+    }
+}
+
+/* How many decimal digits v has (1 to 20): ⌊log10 2^bits⌋ from the bit length
+ * (1233/4096 ≈ log10 2), one comparison to correct it. */
+static unsigned n10(uint64_t v)
+{
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+    uint64_t w = v | 1;
+    unsigned t = ((64u - (unsigned)__builtin_clzll(w)) * 1233u) >> 12;
+    return t + (w >= pow10[t]);
+}
+
+/* Rows of numbers are the hot use: the digits go straight into the buffer. */
+void kv_buf_u64(kv_buf *b, uint64_t v)
+{
+    unsigned n = n10(v);
     reserve(b, n);
-    memcpy(b->s + b->len, p, n);
+    digits_before(b->s + b->len + n, v);
     b->len += n;
+    b->s[b->len] = '\0';
+}
+
+/* "." and the low prec digits of f (f < 10^prec), zero-padded. */
+static void put_frac(kv_buf *b, uint64_t f, int prec)
+{
+    reserve(b, (size_t)prec + 1);
+    char *p = b->s + b->len;
+    p[0] = '.';
+    for (int i = prec; i >= 1; i--) {
+        p[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    b->len += (size_t)prec + 1;
     b->s[b->len] = '\0';
 }
 
 void kv_buf_ns(kv_buf *b, int64_t ns)
 {
     kv_buf_u64(b, (uint64_t)(ns / 1000000000));
-    char frac[10];
-    int64_t f = ns % 1000000000;
-    frac[0] = '.';
-    for (int i = 9; i >= 1; i--) {
-        frac[i] = (char)('0' + f % 10);
-        f /= 10;
-    }
-    kv_buf_put(b, frac, sizeof frac);
+    put_frac(b, (uint64_t)(ns % 1000000000), 9);
 }
 
 /* "%.6f" and "%.9f" by hand, exactly: v = M · 2^-s with M < 2^53, so v · 10^p = M · 10^p / 2^s is
@@ -126,14 +167,7 @@ static void fixed(kv_buf *b, double v, int prec)
             q++;
     }
     kv_buf_u64(b, q / pow10[prec]);
-    char frac[10];
-    uint64_t f = q % pow10[prec];
-    frac[0] = '.';
-    for (int i = prec; i >= 1; i--) {
-        frac[i] = (char)('0' + f % 10);
-        f /= 10;
-    }
-    kv_buf_put(b, frac, (size_t)prec + 1);
+    put_frac(b, q % pow10[prec], prec);
 }
 
 void kv_buf_f6(kv_buf *b, double v)

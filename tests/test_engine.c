@@ -222,6 +222,15 @@ Test(engine, sched_walk_catches_a_request_out_of_step_with_its_table)
     L.r[0].status = KV_REQ_WAITING;
     expect_violation(&L, "sched: running entry 0 is waiting");
     L.r[0].status = KV_REQ_RUNNING;
+    L.r[0].num_computed -= 1; /* 10 tokens still fill 3 blocks: only the counter disagrees */
+    expect_violation(&L, "sched: running entries hold 21 computed and scheduled tokens, "
+                         "counter 22");
+    L.r[0].num_computed += 1;
+    kv_diag d;
+    cr_assert_eq(kv_engine_advance(L.e, &d), 0, "%s", d.msg); /* a step starts: in flight */
+    cr_assert(L.r[0].step_new > 0);
+    cr_assert_eq(kv_engine_check(L.e, &d), 0, "the counter holds the scheduled tokens: %s",
+                 d.msg);
     stop_live(&L);
 }
 

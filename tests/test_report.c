@@ -328,3 +328,42 @@ Test(report, f6_f9_equal_printf)
     }
     kv_buf_release(&b);
 }
+
+/* kv_buf_u64 is "%llu" exactly and kv_buf_ns "%lld.%09lld": every value next to a power of
+ * ten or of two (where the digit count and the 32-bit path change), random values, and
+ * appends after existing text. */
+Test(report, u64_ns_equal_printf)
+{
+    char want[64];
+    kv_buf b = {0};
+    uint64_t vals[4096];
+    size_t n = 0;
+    vals[n++] = 0;
+    vals[n++] = UINT64_MAX;
+    for (uint64_t p = 1; p <= UINT64_MAX / 10; p *= 10)
+        for (int d = -2; d <= 2; d++)
+            vals[n++] = p * 10 + (uint64_t)(int64_t)d;
+    for (int k = 1; k < 64; k++)
+        for (int d = -1; d <= 1; d++)
+            vals[n++] = (1ull << k) + (uint64_t)(int64_t)d;
+    uint64_t x = 88172645463325252ull;
+    while (n < sizeof vals / sizeof vals[0]) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        vals[n++] = x >> (x % 64);
+    }
+    for (size_t i = 0; i < n; i++) {
+        kv_buf_reset(&b);
+        kv_buf_puts(&b, "x,");
+        kv_buf_u64(&b, vals[i]);
+        snprintf(want, sizeof want, "x,%llu", (unsigned long long)vals[i]);
+        cr_assert_str_eq(b.s, want);
+        cr_assert_eq(b.len, strlen(want));
+        int64_t ns = (int64_t)(vals[i] >> 1);
+        kv_buf_reset(&b);
+        kv_buf_ns(&b, ns);
+        snprintf(want, sizeof want, "%lld.%09lld", (long long)(ns / 1000000000),
+                 (long long)(ns % 1000000000));
+        cr_assert_str_eq(b.s, want);
+    }
+    kv_buf_release(&b);
+}

@@ -88,6 +88,8 @@ bool kv_pool_private_holds(const kv_pool *pool, kv_block_id b, uint32_t tag);
 /* R7: drop one reference from each of blocks[0..n), given in the order to free
  * (a request's table tail first).  Blocks reaching 0 are queued per the free order. */
 void kv_pool_free(kv_pool *pool, const kv_block_id *blocks, size_t n);
+/* kv_pool_free of table[n − 1], …, table[0]: a request's table, given head first. */
+void kv_pool_free_tail_first(kv_pool *pool, const kv_block_id *table, size_t n);
 
 /* Free-queue contents head→tail into out (up to cap); returns the queue length.
  * For tests and debugging: O(num_free). */

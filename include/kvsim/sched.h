@@ -209,7 +209,8 @@ uint32_t kv_sched_abandon(kv_sched *s);
  * running entries are RUNNING with a table of ⌈(computed + step_new)/b⌉ blocks and
  * computed ≤ known tokens + placeholders, at most max_seqs of them; waiting entries are
  * WAITING with nothing computed, no blocks and no placeholder, in the queue's order (the
- * heap property under the priority policy); the counters agree with the queues.  0, or
+ * heap property under the priority policy); the counters agree with the queues (the
+ * effective-tokens counter with the running entries' computed and scheduled tokens).  0, or
  * -KV_EINVARIANT with the first violation in diag. */
 int kv_sched_check(const kv_sched *s, kv_diag *diag);
 
@@ -217,7 +218,7 @@ uint32_t kv_sched_num_running(const kv_sched *s);
 uint32_t kv_sched_num_waiting(const kv_sched *s);
 /* Σ block-table lengths of running requests (logical entries, R8). */
 uint64_t kv_sched_logical_blocks(const kv_sched *s);
-/* Σ over running requests of tokens whose KV slots are filled after this step. */
+/* Σ over running requests of tokens whose KV slots are filled after this step: O(1). */
 uint64_t kv_sched_effective_tokens(const kv_sched *s);
 const kv_sched_counters *kv_sched_counters_get(const kv_sched *s);
 

@@ -18,7 +18,16 @@ typedef struct kv_buf {
 
 void kv_buf_put(kv_buf *b, const char *data, size_t n);
 void kv_buf_puts(kv_buf *b, const char *str);
-void kv_buf_putc(kv_buf *b, char c);
+/* Room for extra more bytes and the NUL (kv_buf_putc's growth, out of line). */
+void kv_buf_grow(kv_buf *b, size_t extra);
+/* One byte: inline, as rows append a separator per field. */
+static inline void kv_buf_putc(kv_buf *b, char c)
+{
+    if (b->len + 2 > b->cap)
+        kv_buf_grow(b, 1);
+    b->s[b->len++] = c;
+    b->s[b->len] = '\0';
+}
 void kv_buf_printf(kv_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
