@@ -79,7 +79,7 @@ struct kv_hasher {
     memo_entry *memo; /* n_memo entries of memo_size bytes in sets of memo_ways; NULL = off */
     uint32_t n_memo;  /* a power of two */
     uint32_t memo_ways; /* entries per set: MEMO_WAYS, fewer only when n_memo is smaller */
-    memo_way *ways;     /* n_memo, parallel to memo: a set's keys on one cache line */
+    memo_way *ways;     /* n_memo, parallel to memo: a set's keys read together */
     size_t memo_size;
     uint32_t memo_per; /* digests per entry: the largest tb / b it holds */
     uint64_t memo_hits, memo_misses;
@@ -386,8 +386,12 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
  * of a conversation re-sends the earlier turns' trace blocks after the same prefix.  With
  * b dividing tb, the tb/b simulator blocks of trace block k are a pure function of the
  * digest before them and hash_ids[k] (their content is ('H', hash_id, i·b, b)), so their
- * digests can be remembered per pair.  The memo is a direct-mapped cache of such pairs,
- * bounded when it is made (kv_hasher_memo); an entry can be partly filled (a prompt that
+ * digests can be remembered per pair.  The memo is a cache of such pairs in sets of
+ * MEMO_WAYS entries, the least recently used one of a full set replaced (a direct-mapped
+ * memo of the same 64 MiB answered 26 % of the Mooncake conversation trace's lookups,
+ * 8 ways 32 %, 36 % being all that repeat); the sets' keys and use stamps sit apart from
+ * the digests (memo_way: 16 bytes an entry, a set read together).  It is bounded when made
+ * (kv_hasher_memo, the keys included); an entry can be partly filled (a prompt that
  * ends inside the trace block) and is extended later.  Only rows without adapter and salt
  * use it (extras would be part of the key).  It caches a pure function: a replay gives
  * the same digests with it or without it, only faster. */
