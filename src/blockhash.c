@@ -76,10 +76,10 @@ typedef struct memo_way {
 struct kv_hasher {
     kv_hash_algo algo;
     kv_chain_store *store; /* NULL: none */
-    memo_entry *memo; /* n_memo entries of memo_size bytes in sets of memo_ways; NULL = off */
-    uint32_t n_memo;  /* a power of two */
-    uint32_t memo_ways; /* entries per set: MEMO_WAYS, fewer only when n_memo is smaller */
-    memo_way *ways;     /* n_memo, parallel to memo: a set's keys read together */
+    memo_entry *memo;      /* n_memo entries of memo_size bytes in sets of memo_ways; NULL = off */
+    uint32_t n_memo;       /* a power of two */
+    uint32_t memo_ways;    /* entries per set: MEMO_WAYS, fewer only when n_memo is smaller */
+    memo_way *ways;        /* n_memo, parallel to memo: a set's keys read together */
     size_t memo_size;
     uint32_t memo_per; /* digests per entry: the largest tb / b it holds */
     uint64_t memo_hits, memo_misses;
@@ -441,8 +441,8 @@ static memo_entry *memo_at(const kv_hasher *h, uint32_t i)
 /* The entry of (parent, tb, hash_id) in its set if there is one (*hit), else the set's
  * least recently used entry (an empty one first), to be refilled.  The set's keys are
  * compared first: only an entry whose key matches is read. */
-static memo_entry *memo_find(kv_hasher *h, const kv_digest *parent, uint32_t tb,
-                             uint64_t hash_id, bool *hit)
+static memo_entry *memo_find(kv_hasher *h, const kv_digest *parent, uint32_t tb, uint64_t hash_id,
+                             bool *hit)
 {
     uint64_t k;
     memcpy(&k, parent->b + 8, sizeof k);
