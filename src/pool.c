@@ -444,20 +444,7 @@ void kv_pool_touch(kv_pool *p, kv_block_id b)
  * while entry i is processed. */
 enum { DIST = 8 };
 
-/* What evicting block b (a pop) will write: its bucket and its filter counter.  Inlined
- * by force: GCC finds an out-of-line copy free of side effects (a prefetch is none to it)
- * and deletes its calls, prefetches and all. */
-static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
-{
-    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST || p->ent[b].dup_prev != KV_NO_BLOCK)
-        return;
-    const entry *e = &p->ent[b];
-    const UT_hash_table *t = p->index->hh.tbl;
-    __builtin_prefetch(&t->buckets[e->hh.hashv & (t->num_buckets - 1)], 1);
-    __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
-}
-
-static void prefetch_entry(const kv_pool *p, kv_block_id b)
+static inline __attribute__((always_inline)) void prefetch_entry(const kv_pool *p, kv_block_id b)
 {
     /* An entry (sizeof entry bytes, unaligned) spans two or three lines: its first
      * byte's, the next, and its last byte's (often the next again). */
@@ -465,6 +452,30 @@ static void prefetch_entry(const kv_pool *p, kv_block_id b)
     __builtin_prefetch(e, 1);
     __builtin_prefetch(e + 64, 1);
     __builtin_prefetch(e + sizeof(entry) - 1, 1);
+}
+
+/* What evicting block b (a pop) will write: its bucket and its filter counter (the first
+ * holder's lookup, when b is the last of several), its holder neighbours' entries.  Inlined
+ * by force: GCC finds an out-of-line copy free of side effects (a prefetch is none to it)
+ * and deletes its calls, prefetches and all. */
+static inline __attribute__((always_inline)) void prefetch_eviction(const kv_pool *p, kv_block_id b)
+{
+    if (BLOCK_ID(&p->blocks[b]) != ID_DIGEST)
+        return;
+    const entry *e = &p->ent[b];
+    kv_block_id pv = e->dup_prev, nx = e->dup_next;
+    if (nx != KV_NO_BLOCK) /* it takes b's place, or b's predecessor links to it */
+        prefetch_entry(p, nx);
+    if (pv != KV_NO_BLOCK) {
+        prefetch_entry(p, pv);
+        if (nx != KV_NO_BLOCK)
+            return; /* b is in the middle: the first holder is not needed */
+    }
+    const UT_hash_table *t = p->index->hh.tbl;
+    uint32_t hv;
+    memcpy(&hv, e->digest.b, sizeof hv); /* a later holder has no valid hh.hashv */
+    __builtin_prefetch(&t->buckets[hv & (t->num_buckets - 1)], 1);
+    __builtin_prefetch(&p->filter[filter_slot(p, &e->digest)], 1);
 }
 
 /* A popped block's eviction (R4), if hashed: a private identity is only its kind bits

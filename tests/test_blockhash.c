@@ -330,7 +330,9 @@ Test(blockhash, memo_gives_the_same_chains)
     kv_hasher *plain, *memo;
     cr_assert_eq(kv_hasher_create(&plain, "m", "bf16", 4), 0);
     cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
-    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 5 + 64), 4), 0); /* tiny */
+    /* Tiny: 8 entries for the 16 pairs of a round (an LRU set smaller than one row's
+     * pairs would never hit: rows 0 and 1 share their first two). */
+    cr_assert_eq(kv_hasher_memo(memo, 8 * (sizeof(kv_digest) * 5 + 64), 4), 0);
     uint64_t ids[3][6] = {{1, 2, 3, 4, 5, 6}, {1, 2, 9, 4, 5, 6}, {7, 2, 3, 4, 5, 6}};
     for (int round = 0; round < 3; round++) {
         for (int r = 0; r < 3; r++) {
@@ -357,5 +359,32 @@ Test(blockhash, memo_gives_the_same_chains)
     kv_hasher_memo_stats(memo, &hits, &misses);
     cr_assert_gt(hits, 0, "repeated trace blocks were found");
     kv_hasher_destroy(plain);
+    kv_hasher_destroy(memo);
+}
+
+/* The memo's sets keep their most recently used pairs: with room for one set of four, a
+ * fifth pair replaces the least recently used one, whatever the pairs' slot keys. */
+Test(blockhash, memo_replaces_the_least_recently_used)
+{
+    kv_hasher *memo;
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 4 + 80), 4), 0);
+    uint64_t ids[5] = {11, 22, 33, 44, 55};
+    int order[] = {0, 1, 2, 3, 0, 4, 0, 2, 1}; /* 4 misses, hit, miss (out: 1), hit, hit, miss */
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        kv_request_spec spec = {.prompt_len = 16,
+                                .output_len = 1,
+                                .content = KV_CONTENT_HASH_IDS,
+                                .hash_ids = &ids[order[i]],
+                                .n_hash_ids = 1};
+        kv_content c;
+        kv_content_from_spec(&c, &spec, 16, 0);
+        kv_digest d[4];
+        kv_hasher_chain(memo, &c, d, 0, 4);
+    }
+    uint64_t hits, misses;
+    kv_hasher_memo_stats(memo, &hits, &misses);
+    cr_assert_eq(hits, 3);
+    cr_assert_eq(misses, 6);
     kv_hasher_destroy(memo);
 }
