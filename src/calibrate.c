@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/metrics.h"
 
 #define AS_INFO(id, name, label, unit, scale) {name, label, unit, scale},
 const kv_cal_metric_info kv_cal_metric_infos[KV_CAL_N_METRICS] = {KV_CAL_METRICS(AS_INFO)};
@@ -52,22 +53,6 @@ bool kv_cal_key_absolute(int key)
 
 /* ---- metrics -------------------------------------------------------------------------- */
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-/* numpy.percentile's default (linear): sorted[k] + (sorted[k+1] − sorted[k]) · frac. */
-static double percentile(double *v, size_t n, double q)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    double pos = (double)(n - 1) * q / 100.0;
-    size_t lo = (size_t)floor(pos);
-    size_t hi = lo + 1 < n ? lo + 1 : n - 1;
-    return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
-}
-
 void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *out)
 {
     double *ttft = kv_xmalloc(n * sizeof *ttft);
@@ -88,7 +73,8 @@ void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *ou
         toks += s[i].output_len;
     }
     out->v[KV_CAL_TTFT_MEAN] = sum_ttft / (double)n;
-    out->v[KV_CAL_TTFT_P99] = percentile(ttft, n, 99);
+    kv_sort_doubles(ttft, n); /* numpy.percentile's default (linear) is kv_percentile */
+    out->v[KV_CAL_TTFT_P99] = kv_percentile(ttft, n, 99);
     out->v[KV_CAL_TPOT_MEAN] = n_tpot ? sum_tpot / (double)n_tpot : NAN;
     out->v[KV_CAL_ITL_MEAN] = gaps ? gap_s / (double)gaps : NAN;
     out->v[KV_CAL_OUT_TPUT] = last > first ? toks / (last - first) : NAN;
