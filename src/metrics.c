@@ -44,12 +44,6 @@ double kv_metrics_sharing_ratio(const kv_metrics *m)
     return m->w_physical > 0 ? m->w_logical / m->w_physical : 0.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double kv_max_over_mean(const double *x, size_t n)
 {
     double sum = 0, max = 0;
@@ -66,7 +60,7 @@ double kv_gini(const double *x, size_t n)
 {
     double *v = kv_xmalloc((n ? n : 1) * sizeof *v);
     memcpy(v, x, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_double);
+    kv_sort_doubles(v, n);
     double sum = 0, weighted = 0;
     for (size_t i = 0; i < n; i++) {
         sum += v[i];
@@ -85,7 +79,8 @@ double kv_gini(const double *x, size_t n)
  * This is an introsort (quicksort on a median-of-three pivot with Hoare's partition,
  * heapsort below a depth of 2·log2 n, insertion sort for runs of 16 or fewer), in place
  * and O(n log n) in the worst case.  Equal finite values are indistinguishable, so every
- * correct sort gives qsort's array: the values here are latencies, never NaN. */
+ * correct sort gives qsort's array: the values here are latencies and kv_gini's per-replica
+ * loads, never NaN. */
 
 static void swap_d(double *a, double *b)
 {
