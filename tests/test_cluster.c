@@ -409,6 +409,11 @@ Test(cluster, c7_gini_and_max_over_mean_on_known_inputs)
     cr_assert_eq(kv_max_over_mean(z, 2), 1.0, "all zero: max/mean 1");
     const double one[] = {7};
     cr_assert_eq(kv_gini(one, 1), 0.0);
+    /* The order of the replicas does not matter: kv_gini sorts a copy. */
+    const double a2[] = {4, 1, 3, 2}, b2[] = {10, 0, 0, 0};
+    cr_assert_float_eq(kv_gini(a2, 4), 0.25, 1e-12);
+    cr_assert_float_eq(kv_gini(b2, 4), 0.75, 1e-12);
+    cr_assert_eq(a2[0], 4, "the input is left as it was");
 }
 
 Test(cluster, c7_c8_totals_are_sums_and_peaks_of_sums)
