@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/metrics.h"
 #include "kvsim/path.h"
 #include "plot_internal.h"
 
@@ -488,12 +489,6 @@ int kv__plot_replica_series(const char *dir, double t_end, size_t R, const kv__p
 
 /* ---- latency CDFs ------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct values {
     double *v;
     size_t n, cap;
@@ -565,8 +560,8 @@ int kv__plot_latency(const char *dir, const kv__progress *pg, kv__figlist *figs,
     csv_close(&c);
     static const char *const names[2] = {"cdf_ttft", "cdf_tpot"};
     for (int k = 0; k < 2; k++) {
-        if (val[k].n > 1) /* (qsort of no array is undefined) */
-            qsort(val[k].v, val[k].n, sizeof *val[k].v, cmp_double);
+        if (val[k].n > 1)
+            kv_sort_doubles(val[k].v, val[k].n);
         info->n[k] = (double)val[k].n;
         info->lo[k] = val[k].n ? val[k].v[0] : NAN;
         info->hi[k] = val[k].n ? val[k].v[val[k].n - 1] : NAN;

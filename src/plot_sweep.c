@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kvsim/mem.h"
+#include "kvsim/metrics.h"
 #include "kvsim/path.h"
 #include "kvsim/report.h"
 #include "kvsim/text.h"
@@ -287,12 +288,6 @@ static bool follows(const kv__table *t, int c, int by)
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Legend per group: the key columns that differ between groups, except a capacity
  * column that only follows the block size ("block 16, 8,192 blocks" says nothing
  * "block 16" does not, under a fixed budget). */
@@ -369,7 +364,7 @@ static int sweep_chart(const sweep_ctx *ctx, int x, kv__fig *fig, kv_diag *diag)
     kv_buf_release(&rowgroup);
 
     /* The swept values, sorted, for the tics. */
-    qsort(xs, t->n_rows, sizeof *xs, cmp_double);
+    kv_sort_doubles(xs, t->n_rows);
     kv_buf vals = {0};
     for (size_t r = 0; r < t->n_rows; r++)
         if (r == 0 || xs[r] != xs[r - 1]) {
