@@ -396,6 +396,19 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
  * use it (extras would be part of the key).  It caches a pure function: a replay gives
  * the same digests with it or without it, only faster. */
 
+static size_t memo_each(uint32_t per)
+{
+    return sizeof(memo_entry) + (size_t)per * sizeof(kv_digest) + sizeof(memo_way);
+}
+
+size_t kv_hasher_memo_bytes(uint32_t per, uint64_t entries)
+{
+    uint64_t n = 1;
+    while (n < entries && n < (1u << 30))
+        n *= 2;
+    return (size_t)n * memo_each(per);
+}
+
 int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per)
 {
     free(h->memo);
@@ -407,7 +420,7 @@ int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per)
         return 0;
     h->memo_per = per;
     h->memo_size = sizeof(memo_entry) + (size_t)per * sizeof(kv_digest);
-    size_t each = h->memo_size + sizeof(memo_way);
+    size_t each = memo_each(per);
     uint32_t n = 1;
     while ((size_t)n * 2 * each <= max_bytes && n < (1u << 30))
         n *= 2;

@@ -167,11 +167,15 @@ int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trac
                            kv_hash_algo_name(cfg->hash_algo), kv_strerror(hrc));
     kv_hasher_use_store(hasher, cfg->chains);
     uint32_t tb = trace->trace_block_size;
-    bool has_ids = false;
-    for (size_t i = 0; i < trace->n && !has_ids; i++)
-        has_ids = trace->reqs[i].content == KV_CONTENT_HASH_IDS;
-    if (has_ids && cfg->prefix_caching && tb % cfg->block_size == 0)
-        kv_hasher_memo(hasher, KV_SIM_MEMO_BYTES, tb / cfg->block_size);
+    uint64_t ids = 0; /* the memo needs at most one entry per id of the trace */
+    for (size_t i = 0; i < trace->n; i++)
+        if (trace->reqs[i].content == KV_CONTENT_HASH_IDS)
+            ids += trace->reqs[i].n_hash_ids;
+    if (ids && cfg->prefix_caching && tb % cfg->block_size == 0) {
+        uint32_t per = tb / cfg->block_size;
+        size_t fit = kv_hasher_memo_bytes(per, 2 * ids); /* twice: room in every set */
+        kv_hasher_memo(hasher, fit < KV_SIM_MEMO_BYTES ? fit : KV_SIM_MEMO_BYTES, per);
+    }
     *out = hasher;
     return 0;
 }

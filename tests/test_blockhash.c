@@ -388,3 +388,44 @@ Test(blockhash, memo_replaces_the_least_recently_used)
     cr_assert_eq(misses, 6);
     kv_hasher_destroy(memo);
 }
+
+/* Hash single-id prompts ids[order[0..n)] through memo; its hit count. */
+static uint64_t memo_hits_of(kv_hasher *memo, const uint64_t *ids, const int *order, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kv_request_spec spec = {.prompt_len = 16,
+                                .output_len = 1,
+                                .content = KV_CONTENT_HASH_IDS,
+                                .hash_ids = &ids[order[i]],
+                                .n_hash_ids = 1};
+        kv_content c;
+        kv_content_from_spec(&c, &spec, 16, 0);
+        kv_digest d[4];
+        kv_hasher_chain(memo, &c, d, 0, 4);
+    }
+    uint64_t hits, misses;
+    kv_hasher_memo_stats(memo, &hits, &misses);
+    return hits;
+}
+
+/* kv_hasher_memo_bytes(per, e) is exactly the room for e pairs (a power of two): the four
+ * pairs of a trace fit in kv_hasher_memo_bytes(4, 4) and all hit the second time round; a
+ * byte less leaves two entries, which the four pairs keep evicting (replay sizes its memo
+ * this way, so a small trace gets a small one). */
+Test(blockhash, memo_bytes_is_the_room_for_the_pairs)
+{
+    uint64_t ids[4] = {11, 22, 33, 44};
+    int order[] = {0, 1, 2, 3, 0, 1, 2, 3};
+    size_t fit = kv_hasher_memo_bytes(4, 4);
+    cr_assert_eq(kv_hasher_memo_bytes(4, 3), fit, "rounded up to a power of two");
+    cr_assert_eq(kv_hasher_memo_bytes(4, 5), 2 * fit);
+    kv_hasher *memo;
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, fit, 4), 0);
+    cr_assert_eq(memo_hits_of(memo, ids, order, 8), 4);
+    kv_hasher_destroy(memo);
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, fit - 1, 4), 0);
+    cr_assert_eq(memo_hits_of(memo, ids, order, 8), 0, "two entries for four pairs: LRU misses");
+    kv_hasher_destroy(memo);
+}

@@ -116,6 +116,9 @@ uint64_t kv_chain_store_bytes(const kv_chain_store *s);
  * (tb / b of the trace it will see); 0 turns it off (the default).  0 or -KV_ENOMEM (the
  * memo is then off).  Its hit counts are for benchmarks. */
 int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per);
+/* The max_bytes that gives a memo of `per` digests an entry each for at least `entries`
+ * (trace, parent) pairs (a power of two of them), so a memo for a small trace is small. */
+size_t kv_hasher_memo_bytes(uint32_t per, uint64_t entries);
 void kv_hasher_memo_stats(const kv_hasher *h, uint64_t *hits, uint64_t *misses);
 
 /* Lowercase hex, 64 chars + NUL. */

@@ -108,7 +108,8 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
               kv_run_result *out, kv_diag *diag);
 
 /* The hasher of a replay of trace under cfg: cfg's hash algorithm and chain store, and a
- * chain memo (KV_SIM_MEMO_BYTES) when the trace has hash_ids and b divides its block size.
+ * chain memo (at most KV_SIM_MEMO_BYTES, and no more than two entries per hash_id of the
+ * trace) when the trace has hash_ids and b divides its block size.
  * 0, or a negative KV_E* with diag set. */
 int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trace *trace,
                      const char *model_name, const char *dtype_name, kv_diag *diag);
