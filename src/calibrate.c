@@ -2,10 +2,11 @@
  *
  * Data.  One in-memory trace per run (its successful requests, content-less, arrival =
  * the client's scheduled send; the semaphore is the replay's, sim.h max_concurrency), made
- * once.  A parameter vector θ (one entry per fitted key) becomes a complete roofline spec
- * by editing a copy of the bound base model and describing it (kv_timing_describe), so the
- * spec printed is exactly the one replayed.  The search memoises (θ, loss) in a growing
- * array; a lookup is linear, which is nothing next to a replay.
+ * once; with a warm-up (kv_cal_warm) its warm-up prompts come first and every prompt
+ * carries hash_ids by its index.  A parameter vector θ (one entry per fitted key) becomes a
+ * complete roofline spec by editing a copy of the bound base model and describing it
+ * (kv_timing_describe), so the spec printed is exactly the one replayed.  The search memoises (θ,
+ * loss) in a growing array; a lookup is linear, which is nothing next to a replay.
  *
  * Invariants: the loss of a θ is computed from replays of the fitted runs only; the
  * reported "after" of every run comes from one more replay with the final θ.
@@ -66,7 +67,7 @@ void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *ou
             sum_tpot += (s[i].e2e_s - s[i].ttft_s) / (s[i].output_len - 1);
             n_tpot++;
             gap_s += s[i].e2e_s - s[i].ttft_s;
-            gaps += s[i].output_len - 1;
+            gaps += s[i].n_gaps;
         }
         first = s[i].send_s < first ? s[i].send_s : first;
         last = s[i].send_s + s[i].e2e_s > last ? s[i].send_s + s[i].e2e_s : last;
@@ -97,10 +98,26 @@ double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, 
 
 /* ---- options -------------------------------------------------------------------------- */
 
+const char *kv_cal_warm_name(kv_cal_warm w)
+{
+    return w == KV_CAL_WARM_FIRST ? "first" : w == KV_CAL_WARM_PREVIOUS ? "previous" : "none";
+}
+
+int kv_cal_warm_parse(const char *s, kv_cal_warm *out)
+{
+    for (int w = KV_CAL_WARM_NONE; w <= KV_CAL_WARM_PREVIOUS; w++)
+        if (strcmp(s, kv_cal_warm_name((kv_cal_warm)w)) == 0) {
+            *out = (kv_cal_warm)w;
+            return 0;
+        }
+    return -KV_EINVAL;
+}
+
 void kv_cal_options_init(kv_cal_options *o)
 {
     o->fit = "overhead,mbu";
     o->holdout = KV_CAL_HOLDOUT_NONE;
+    o->warm = KV_CAL_WARM_NONE;
     o->max_replays = 2000;
 }
 
@@ -130,37 +147,95 @@ int kv_cal_keys_parse(const char *list, int *keys, size_t *n_keys, kv_diag *diag
 /* ---- replays -------------------------------------------------------------------------- */
 
 typedef struct fit_run {
-    kv_trace trace; /* its successful requests; reqs owned here */
+    kv_trace trace; /* its warm-up prompts, then its successful requests; reqs owned here */
+    uint64_t *ids;  /* the prompts' hash_ids (warm-up only), owned here */
+    size_t n_warm;  /* the trace's first n_warm rows warm the cache; not measured */
+    int64_t gap_ns; /* the run's requests are sent this much later than in the file */
     const kv_bench *bench;
     kv_cal_metrics measured;
 } fit_run;
 
-static void make_run(fit_run *r, const kv_bench *b)
+/* Prompt i's 16-token block j is hash_id (i + 1)·2^32 + j: a warm-up copy of prompt i and
+ * the run's own request i share every full block (for any block size: the content of a
+ * position depends on (i, position) alone), and distinct prompts share nothing, as
+ * content-less prompts do.  ids holds every prompt's run of ids; at[i] is where prompt i's
+ * starts. */
+static uint64_t *prompt_ids(const kv_bench *b, size_t *at)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        at[i] = total;
+        total += (b->reqs[i].prompt_len + KV_CAL_WARM_TB - 1) / KV_CAL_WARM_TB;
+    }
+    uint64_t *ids = kv_xmalloc((total ? total : 1) * sizeof *ids);
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t j = at[i]; j < (i + 1 < b->n ? at[i + 1] : total); j++)
+            ids[j] = ((uint64_t)(i + 1) << 32) + (j - at[i]);
+    return ids;
+}
+
+/* Give spec the content of prompt i (warm-up only; else it stays content-less). */
+static void set_prompt(kv_request_spec *spec, const fit_run *r, const size_t *at, size_t i)
+{
+    if (!r->ids)
+        return;
+    spec->content = KV_CONTENT_HASH_IDS;
+    spec->hash_ids = r->ids + at[i];
+    spec->n_hash_ids = (spec->prompt_len + KV_CAL_WARM_TB - 1) / KV_CAL_WARM_TB;
+}
+
+/* Run b's trace: with warm (run b's warm-up prompts, in order: indices into b->reqs) first,
+ * each with one output token and sent at 0, then b's successful requests from gap_ns on. */
+static void make_run(fit_run *r, const kv_bench *b, const size_t *warm, size_t n_warm)
 {
     memset(r, 0, sizeof *r);
     r->bench = b;
+    size_t *at = kv_xmalloc((b->n ? b->n : 1) * sizeof *at);
+    if (n_warm) {
+        r->ids = prompt_ids(b, at);
+        r->n_warm = n_warm;
+        r->gap_ns = (int64_t)KV_CAL_WARM_GAP_S * 1000000000;
+    }
     size_t n = b->n - b->n_failed, k = 0;
-    kv_request_spec *specs = kv_xcalloc(n, sizeof *specs);
-    kv_cal_sample *s = kv_xmalloc(n * sizeof *s);
+    kv_request_spec *specs = kv_xcalloc(n_warm + n, sizeof *specs);
+    kv_cal_sample *s = kv_xmalloc((n ? n : 1) * sizeof *s);
+    for (size_t w = 0; w < n_warm; w++, k++) {
+        const kv_bench_req *q = &b->reqs[warm[w]];
+        specs[k] = (kv_request_spec){.prompt_len = q->prompt_len,
+                                     .output_len = 1,
+                                     .row = (uint32_t)k,
+                                     .line = (uint32_t)(warm[w] + 1),
+                                     .content = KV_CONTENT_NONE};
+        set_prompt(&specs[k], r, at, warm[w]);
+    }
     for (size_t i = 0; i < b->n; i++) {
         const kv_bench_req *q = &b->reqs[i];
         if (!q->ok)
             continue;
-        specs[k] = (kv_request_spec){.arrival_ns = llround(q->sched_s * 1e9),
+        specs[k] = (kv_request_spec){.arrival_ns = r->gap_ns + llround(q->sched_s * 1e9),
                                      .prompt_len = q->prompt_len,
                                      .output_len = q->output_len,
                                      .row = (uint32_t)k,
                                      .line = (uint32_t)(i + 1),
                                      .content = KV_CONTENT_NONE};
-        s[k++] = (kv_cal_sample){q->send_s, q->ttft_s, q->e2e_s, q->output_len};
+        set_prompt(&specs[k], r, at, i);
+        s[k - n_warm] = (kv_cal_sample){q->send_s, q->ttft_s, q->e2e_s, q->output_len, q->n_gaps};
+        k++;
     }
     r->trace.reqs = specs;
-    r->trace.n = n;
+    r->trace.n = n_warm + n;
     r->trace.format = KV_TRACE_KVSIM_JSONL;
-    r->trace.trace_block_size = 16;
+    r->trace.trace_block_size = KV_CAL_WARM_TB;
     r->trace.path = b->path;
     kv_cal_metrics_compute(s, n, &r->measured);
     free(s);
+    free(at);
+}
+
+static void free_run(fit_run *r)
+{
+    free(r->trace.reqs);
+    free(r->ids);
 }
 
 /* Replay run r under the time model spec: its metrics, or an error naming the run. */
@@ -177,22 +252,33 @@ static int replay(const kv_sim_options *so, const kv_setup *setup, const fit_run
             kv_run_result_release(&res);
         return rc;
     }
-    kv_cal_sample *s = kv_xmalloc(res.n * sizeof *s);
-    size_t bad = 0;
+    size_t n = res.n - r->n_warm, bad = 0;
+    kv_cal_sample *s = kv_xmalloc((n ? n : 1) * sizeof *s);
+    int64_t warm_end = 0, g = r->gap_ns; /* 0 without warm-up: the times as replayed */
     for (size_t i = 0; i < res.n; i++) {
         const kv_req *q = &res.reqs[i];
         bad += q->status != KV_REQ_FINISHED;
-        double send = (double)q->spec->arrival_ns / 1e9;
-        s[i] = (kv_cal_sample){send, (double)q->first_token_ns / 1e9 - send,
-                               (double)q->finish_ns / 1e9 - send, q->spec->output_len};
+        if (i < r->n_warm) {
+            warm_end = q->finish_ns > warm_end ? q->finish_ns : warm_end;
+            continue;
+        }
+        double send = (double)(q->spec->arrival_ns - g) / 1e9;
+        s[i - r->n_warm] = (kv_cal_sample){send, (double)(q->first_token_ns - g) / 1e9 - send,
+                                           (double)(q->finish_ns - g) / 1e9 - send,
+                                           q->spec->output_len, q->spec->output_len - 1};
     }
-    if (bad == 0)
-        kv_cal_metrics_compute(s, res.n, out);
-    else
+    if (bad != 0)
         rc = kv_diag_set(diag, -KV_ECAPACITY,
                          "%s: %zu of %zu requests did not finish in the replay (rejected by "
                          "the simulated pool: check the model, GPU and pool options)",
                          r->bench->path, bad, res.n);
+    else if (r->n_warm && warm_end > g)
+        rc = kv_diag_set(diag, -KV_ECAPACITY,
+                         "%s: its %zu warm-up prompts took %.0f s in the replay, longer than "
+                         "the %d s before the run starts",
+                         r->bench->path, r->n_warm, (double)warm_end / 1e9, KV_CAL_WARM_GAP_S);
+    else
+        kv_cal_metrics_compute(s, n, out);
     free(s);
     kv_run_result_release(&res);
     return rc;
@@ -422,6 +508,35 @@ static double train_loss(const kv_cal_result *out, bool after)
     return count ? sum / count : INFINITY;
 }
 
+/* Run i's warm-up prompts (kv_cal_warm), as indices into its requests; 0 or -KV_EINVAL when
+ * `previous` finds run i's prompts differ from run i − 1's. */
+static int warm_list(kv_bench *const *b, size_t i, kv_cal_warm warm, size_t *list, size_t *n,
+                     kv_diag *diag)
+{
+    *n = 0;
+    if (warm == KV_CAL_WARM_NONE || b[i]->n == 0)
+        return 0;
+    if (warm == KV_CAL_WARM_FIRST || i == 0) {
+        list[(*n)++] = 0; /* the client's initial single-prompt test: request 0 */
+        return 0;
+    }
+    const kv_bench *p = b[i - 1], *c = b[i];
+    if (p->n != c->n)
+        return kv_diag_set(diag, -KV_EINVAL,
+                           "{warm} previous: %s sends %zu prompts but %s before it sent %zu (the "
+                           "runs must send the same prompts in the same order)",
+                           c->path, c->n, p->path, p->n);
+    for (size_t k = 0; k < c->n; k++) {
+        if (p->reqs[k].prompt_len != c->reqs[k].prompt_len)
+            return kv_diag_set(diag, -KV_EINVAL,
+                               "{warm} previous: %s: request %zu's prompt is %u tokens but %s "
+                               "sent %u (the runs must send the same prompts in the same order)",
+                               c->path, k, c->reqs[k].prompt_len, p->path, p->reqs[k].prompt_len);
+        list[(*n)++] = k;
+    }
+    return 0;
+}
+
 /* Runs, hold-out marks and the search's start, bounds and state. */
 static int setup_fit(search *s, fit_run *runs, bool *train, kv_bench *const *benches, size_t n,
                      const kv_cal_options *co, kv_cal_result *out, kv_diag *diag)
@@ -438,14 +553,21 @@ static int setup_fit(search *s, fit_run *runs, bool *train, kv_bench *const *ben
         return rc;
     out->runs = kv_xcalloc(n, sizeof *out->runs);
     out->n_runs = n;
-    for (size_t i = 0; i < n; i++) {
-        make_run(&runs[i], benches[i]);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t *warm = kv_xmalloc((benches[i]->n ? benches[i]->n : 1) * sizeof *warm), n_warm;
+        rc = warm_list(benches, i, co->warm, warm, &n_warm, diag);
+        if (rc == 0)
+            make_run(&runs[i], benches[i], warm, n_warm);
+        free(warm);
         train[i] = co->holdout == KV_CAL_HOLDOUT_NONE || i % 2 == 0;
         out->runs[i] = (kv_cal_run){.bench = benches[i],
                                     .held_out = !train[i],
-                                    .n_replayed = runs[i].trace.n,
+                                    .n_warm = runs[i].n_warm,
+                                    .n_replayed = runs[i].trace.n - runs[i].n_warm,
                                     .measured = runs[i].measured};
     }
+    if (rc != 0)
+        return rc;
     s->runs = runs;
     s->n_runs = n;
     s->train = train;
@@ -459,6 +581,7 @@ int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *cons
                  size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag)
 {
     memset(out, 0, sizeof *out);
+    out->warm = co->warm;
     search s;
     memset(&s, 0, sizeof s);
     s.so = so;
@@ -493,7 +616,7 @@ int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *cons
     out->loss_before = train_loss(out, false);
     out->loss_after = train_loss(out, true);
     for (size_t i = 0; i < n; i++)
-        free(runs[i].trace.reqs);
+        free_run(&runs[i]);
     free(runs);
     free(train);
     free(s.memo);
@@ -538,14 +661,16 @@ json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout)
         const kv_cal_run *run = &r->runs[i];
         json_array_append_new(
             runs,
-            json_pack("{s:s,s:b,s:I,s:I,s:o,s:o,s:o}", "path", run->bench->path, "held_out",
-                      run->held_out, "requests", (json_int_t)run->n_replayed, "failed",
-                      (json_int_t)run->bench->n_failed, "measured", metrics_json(&run->measured),
-                      "before", metrics_json(&run->before), "after", metrics_json(&run->after)));
+            json_pack("{s:s,s:b,s:I,s:I,s:I,s:o,s:o,s:o}", "path", run->bench->path, "held_out",
+                      run->held_out, "warm_prompts", (json_int_t)run->n_warm, "requests",
+                      (json_int_t)run->n_replayed, "failed", (json_int_t)run->bench->n_failed,
+                      "measured", metrics_json(&run->measured), "before",
+                      metrics_json(&run->before), "after", metrics_json(&run->after)));
     }
     json_object_set_new(o, "fit", fit);
     json_object_set_new(o, "holdout",
                         json_string(holdout == KV_CAL_HOLDOUT_ALTERNATE ? "alternate" : "none"));
+    json_object_set_new(o, "warm", json_string(kv_cal_warm_name(r->warm)));
     json_object_set_new(o, "replays", json_integer(r->replays));
     json_object_set_new(o, "budget_spent", json_boolean(r->budget_spent));
     json_object_set_new(o, "loss_before", real_or_null(r->loss_before));

@@ -116,8 +116,8 @@ Test(benchfile, json_bad_input_names_file_and_field)
              "missing per-request field 'input_lens'");
     load_bad(J_HEAD J_OK "\"itls\":[[1,1]]}", -KV_EPARSE,
              "'itls' has 1 entries but 'input_lens' has 2");
-    load_bad(J_HEAD J_OK "\"itls\":[[1],[]]}", -KV_EPARSE,
-             "request 0: output_lens is 3 but itls has 1 entries (want 1 + len(itls))");
+    load_bad(J_HEAD J_OK "\"itls\":[[1,1,1],[]]}", -KV_EPARSE,
+             "request 0: output_lens is 3 but itls has 3 entries (at most output_lens - 1)");
     load_bad(J_HEAD J_OK "\"itls\":[[1,1],[0.5]]}", -KV_EPARSE,
              "request 1: output_lens is 1 but itls has 1 entries");
     load_bad("{\"num_prompts\":3,\"request_rate\":\"inf\"," J_OK "\"itls\":[[1,1],[]]}", -KV_EPARSE,
@@ -245,6 +245,56 @@ Test(benchfile, csv_bad_input_names_file_and_line)
     cr_assert(strstr(d.msg, "cannot open '/nonexistent/run.json'"), "%s", d.msg);
 }
 
+Test(benchfile, json_takes_chunks_of_several_tokens)
+{
+    /* vLLM streams a chunk with several tokens now and then, and its result has fewer itls
+     * than output_lens − 1 (25 requests of S1's qps-4 run, two tokens short each). */
+    kv_bench *b = load_ok("chunk.json", J_HEAD "\"input_lens\":[10,20],\"output_lens\":[5,1],"
+                                               "\"ttfts\":[0.5,0.25],\"itls\":[[0.1,0.3],[]]}");
+    cr_assert_eq(b->reqs[0].output_len, 5);
+    cr_assert_eq(b->reqs[0].n_gaps, 2);
+    cr_assert_float_eq(b->reqs[0].e2e_s, 0.9, 1e-12);
+    cr_assert_eq(b->reqs[1].n_gaps, 0);
+    kv_bench_free(b);
+    b = load_ok("rows.csv", "send_s,prompt_len,output_len,ttft_s,e2e_s\n0,10,4,0.1,0.4\n");
+    cr_assert_eq(b->reqs[0].n_gaps, 3, "a CSV row: one gap per token after the first");
+    kv_bench_free(b);
+}
+
+/* The measured side of every shipped S1 run reproduces the aggregates benchmark_serving.py
+ * wrote into the same file (its ttfts and itls are rounded to 1 us, hence the tolerance). */
+Test(benchfile, shipped_runs_reproduce_their_published_means)
+{
+    static const char *const runs[] = {"01", "04", "16", "inf"};
+    static const char *const keys[] = {"mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+                                       "mean_itl_ms"};
+    for (size_t r = 0; r < 4; r++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "tests/data/bench/s1-tp8-qps%s.json", runs[r]);
+        const char *path = src_path(rel);
+        kv_bench *b = NULL;
+        kv_diag d;
+        cr_assert_eq(kv_bench_load(&b, path, &d), 0, "%s", d.msg);
+        kv_cal_sample *s = kv_xmalloc(b->n * sizeof *s);
+        for (size_t i = 0; i < b->n; i++)
+            s[i] = (kv_cal_sample){0, b->reqs[i].ttft_s, b->reqs[i].e2e_s, b->reqs[i].output_len,
+                                   b->reqs[i].n_gaps};
+        kv_cal_metrics m;
+        kv_cal_metrics_compute(s, b->n, &m);
+        json_error_t je;
+        json_t *j = json_load_file(path, 0, &je);
+        cr_assert_not_null(j, "%s", je.text);
+        for (int k = 0; k < 4; k++) {
+            double pub = json_number_value(json_object_get(j, keys[k])) / 1e3;
+            cr_assert_float_eq(m.v[k], pub, pub * 1e-4, "%s %s: %.9g against %.9g", rel, keys[k],
+                               m.v[k], pub);
+        }
+        json_decref(j);
+        free(s);
+        kv_bench_free(b);
+    }
+}
+
 /* ---- metrics ----------------------------------------------------------------------------- */
 
 Test(calibrate, metrics_are_computed_as_vllm_bench_serve_does)
@@ -252,17 +302,20 @@ Test(calibrate, metrics_are_computed_as_vllm_bench_serve_does)
     /* TTFTs 1..100 ms: P99 by linear interpolation = 99.01 ms.  Outputs 1 and 3 tokens. */
     kv_cal_sample s[100];
     for (int i = 0; i < 100; i++)
-        s[i] = (kv_cal_sample){i * 0.01, (100 - i) * 0.001, (100 - i) * 0.001, 1};
+        s[i] = (kv_cal_sample){i * 0.01, (100 - i) * 0.001, (100 - i) * 0.001, 1, 0};
     s[0].output_len = 3;
+    s[0].n_gaps = 2;
     s[0].e2e_s = s[0].ttft_s + 0.04; /* TPOT 20 ms */
     s[1].output_len = 5;
-    s[1].e2e_s = s[1].ttft_s + 0.04; /* TPOT 10 ms */
+    s[1].n_gaps = 2; /* streamed in three chunks: two gaps of 20 ms, TPOT still 10 ms */
+    s[1].e2e_s = s[1].ttft_s + 0.04;
     kv_cal_metrics m;
     kv_cal_metrics_compute(s, 100, &m);
     cr_assert_float_eq(m.v[KV_CAL_TTFT_MEAN], 0.0505, 1e-12);
     cr_assert_float_eq(m.v[KV_CAL_TTFT_P99], 0.09901, 1e-12);
     cr_assert_float_eq(m.v[KV_CAL_TPOT_MEAN], 0.015, 1e-12, "mean of per-request TPOTs");
-    cr_assert_float_eq(m.v[KV_CAL_ITL_MEAN], 0.08 / 6, 1e-12, "sum of gaps / sum of (out - 1)");
+    cr_assert_float_eq(m.v[KV_CAL_ITL_MEAN], 0.08 / 4, 1e-12,
+                       "the mean of every measured gap, as np.mean(itls)");
     /* 106 tokens between the first send (0) and the last finish (0.99 + 0.001). */
     cr_assert_float_eq(m.v[KV_CAL_OUT_TPUT], 106 / 0.991, 1e-9);
     int c;
@@ -487,6 +540,9 @@ Test(calibrate, cli_error_lines)
         {{"calibrate", run, "--time-model", "fixed:0.01", NULL}, 2, "fits the roofline"},
         {{"calibrate", run, "--rate", "3", NULL}, 2, "--rate does not apply to kvsim calibrate"},
         {{"calibrate", run, "--arrivals", "poisson", NULL}, 2, "--arrivals: 'poisson'"},
+        {{"calibrate", run, "--warm", "hot", NULL},
+         2,
+         "--warm: 'hot' is not none, first or previous"},
         {{"calibrate", run, "--gpu", "TPU", NULL}, 2, "TPU"},
         {{"calibrate", "/nonexistent.json", NULL}, 1, "cannot open '/nonexistent.json'"},
         {{"calibrate", run, "--seed", "4294967296", NULL}, 2, "--seed"},
@@ -529,6 +585,89 @@ Test(calibrate_fit, failed_requests_are_skipped_and_rejections_are_errors)
     cr_assert_eq(kv_calibrate(&so, &setup, &b, 1, &co, &r, &d), -KV_ECAPACITY);
     cr_assert(strstr(d.msg, "big.csv: 1 of 2 requests did not finish in the replay"), "%s", d.msg);
     kv_bench_free(b);
+}
+
+/* n rows of 64-token prompts, one a second (prompt of row `odd` 65 tokens, if < n). */
+static kv_bench *same_prompts(const char *name, int n, int odd)
+{
+    char text[1024] = "send_s,prompt_len,output_len,ttft_s,e2e_s\n";
+    for (int i = 0; i < n; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d,2,0.1,0.2\n", i,
+                 i == odd ? 65 : 64);
+    return load_ok(name, text);
+}
+
+/* Warm-up (kv_cal_warm): a 64-token prompt with 16-token chunks takes 4 steps cold and 1
+ * when its first 3 blocks are cached (a hit stops one token short of the prompt).  Run b,
+ * the same prompts after run a on one server (`previous`), finds every prompt cached; run a
+ * and, under `first`, run b find request 0 cached; `none` finds nothing. */
+Test(calibrate_fit, warm_up_replays_the_prompts_the_server_saw_before)
+{
+    kv_setup_options mo;
+    kv_setup_options_init(&mo);
+    mo.num_blocks = 200;
+    kv_setup setup;
+    kv_diag d;
+    cr_assert_eq(kv_setup_resolve(&mo, &setup, &d), 0, "%s", d.msg);
+    kv_sim_options so;
+    kv_sim_options_init(&so);
+    so.sched.max_batched_tokens = 16;
+    kv_bench *b[2] = {same_prompts("a.csv", 3, -1), same_prompts("b.csv", 3, -1)};
+    kv_cal_options co;
+    kv_cal_options_init(&co);
+    co.fit = "overhead";
+    co.max_replays = 4;
+    kv_cal_result cold, prev, first;
+    cr_assert_eq(kv_calibrate(&so, &setup, b, 2, &co, &cold, &d), 0, "%s", d.msg);
+    co.warm = KV_CAL_WARM_PREVIOUS;
+    cr_assert_eq(kv_calibrate(&so, &setup, b, 2, &co, &prev, &d), 0, "%s", d.msg);
+    co.warm = KV_CAL_WARM_FIRST;
+    cr_assert_eq(kv_calibrate(&so, &setup, b, 2, &co, &first, &d), 0, "%s", d.msg);
+    cr_assert_eq(cold.runs[0].n_warm + cold.runs[1].n_warm, 0);
+    cr_assert_eq(prev.runs[0].n_warm, 1, "run 1: the client's single-prompt test");
+    cr_assert_eq(prev.runs[1].n_warm, 3, "run 2: every prompt of run 1");
+    cr_assert_eq(first.runs[1].n_warm, 1);
+    cr_assert_eq(prev.runs[1].n_replayed, 3, "warm-up prompts are not measured");
+#define TTFT(r, i) ((r).runs[i].before.v[KV_CAL_TTFT_MEAN])
+    cr_assert_eq(TTFT(cold, 0), TTFT(cold, 1), "cold: the two runs alike");
+    cr_assert_lt(TTFT(prev, 0), TTFT(cold, 0), "request 0 hits");
+    cr_assert_lt(TTFT(prev, 1), TTFT(prev, 0), "every request hits");
+    cr_assert_eq(TTFT(first, 1), TTFT(prev, 0), "first: the same replay as run 1's");
+    /* 4 steps cold, 1 warm: three requests' TTFTs of 4, 4, 4 steps against 1, 1, 1. */
+    cr_assert_float_eq(TTFT(prev, 1) / TTFT(cold, 1), 0.25, 0.25 * 0.05, "%g",
+                       TTFT(prev, 1) / TTFT(cold, 1));
+#undef TTFT
+    json_t *j = kv_cal_result_to_json(&prev, KV_CAL_HOLDOUT_NONE);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "warm")), "previous");
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(json_object_get(j, "runs"), 1),
+                                                    "warm_prompts")),
+                 3);
+    json_decref(j);
+    kv_cal_result_release(&cold);
+    kv_cal_result_release(&prev);
+    kv_cal_result_release(&first);
+    /* `previous` needs the same prompts in the same order. */
+    kv_bench *c = same_prompts("c.csv", 3, 1), *pair[2] = {b[0], c};
+    co.warm = KV_CAL_WARM_PREVIOUS;
+    cr_assert_eq(kv_calibrate(&so, &setup, pair, 2, &co, &prev, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "c.csv: request 1's prompt is 65 tokens but "), "%s", d.msg);
+    cr_assert(strstr(d.msg, "a.csv sent 64 (the runs must send the same prompts"), "%s", d.msg);
+    kv_bench *e = same_prompts("e.csv", 2, -1), *pair2[2] = {b[0], e};
+    cr_assert_eq(kv_calibrate(&so, &setup, pair2, 2, &co, &prev, &d), -KV_EINVAL);
+    cr_assert(strstr(d.msg, "e.csv sends 2 prompts but "), "%s", d.msg);
+    /* A warm-up still running when the run starts: 8 prompts of 4 one-hour steps. */
+    kv_bench *long8[2] = {same_prompts("l1.csv", 8, -1), same_prompts("l2.csv", 8, -1)};
+    so.time_model = "roofline:overhead=3600";
+    cr_assert_eq(kv_calibrate(&so, &setup, long8, 2, &co, &prev, &d), -KV_ECAPACITY);
+    cr_assert(strstr(d.msg, "l2.csv: its 8 warm-up prompts took 115200 s in the replay, longer "
+                            "than the 100000 s before the run starts"),
+              "%s", d.msg);
+    for (int i = 0; i < 2; i++) {
+        kv_bench_free(b[i]);
+        kv_bench_free(long8[i]);
+    }
+    kv_bench_free(c);
+    kv_bench_free(e);
 }
 
 Test(calibrate_fit, cli_prints_a_time_model_kvsim_run_accepts_and_the_json_agrees)

@@ -4,11 +4,12 @@
  *
  * 1. A `vllm bench serve --save-result --save-detailed` result (also benchmark_serving.py's):
  *    one JSON object with the per-request arrays input_lens, output_lens, ttfts (s) and itls
- *    (a list per request of the gaps between its tokens, s), errors (optional: a non-empty
+ *    (a list per request of the gaps between its streamed chunks, s), errors (optional: a non-empty
  *    string marks a failed request), num_prompts, request_rate (a number or "inf"),
  *    burstiness (optional, default 1) and max_concurrency (null or a positive integer).
  *    Other keys (the aggregates, generated_texts, duration) are ignored.  A successful
- *    request's E2E is ttft + Σ itls; its output_lens must be 1 + len(itls).  The send times
+ *    request's E2E is ttft + Σ itls; len(itls) is at most output_lens − 1 (vLLM's stream
+ *    may carry several tokens in one chunk, and its result then has fewer itls).  The send times
  *    are not in the file: kv_bench_sends rebuilds them.
  * 2. A CSV of per-request measurements: the header names exactly the five columns
  *    send_s,prompt_len,output_len,ttft_s,e2e_s (any order; an extra or missing column is an
@@ -17,7 +18,7 @@
  *    CRLF is accepted.  Every row is a successful request sent at send_s.
  *
  * Errors name the file and the field (JSON) or line (CSV), e.g.
- *   "run.json: request 7: output_lens is 12 but itls has 10 entries (want 1 + len(itls))"
+ *   "run.json: request 7: output_lens is 12 but itls has 12 entries (at most output_lens − 1)"
  * Sizes are bounded (KV_BENCH_MAX_BYTES a file, KV_TRACE_MAX_CSV_RECORD a CSV line,
  * KV_TRACE_MAX_LEN a length); nothing is returned on error.
  */
@@ -57,6 +58,9 @@ typedef struct kv_bench_req {
     double e2e_s;        /* measured end-to-end latency, ≥ ttft_s */
     uint32_t prompt_len; /* ≥ 1 */
     uint32_t output_len; /* ≥ 1 for a successful request, 0 for a failed one */
+    uint32_t n_gaps;     /* its inter-token latencies measured: JSON len(itls), at most
+                            output_len − 1 (a streamed chunk may carry several tokens);
+                            CSV output_len − 1 */
     bool ok;             /* false: a failed request (skipped by the replay) */
 } kv_bench_req;
 

@@ -80,12 +80,14 @@ typedef struct kv_cal_metrics {
 typedef struct kv_cal_sample {
     double send_s, ttft_s, e2e_s;
     uint32_t output_len; /* ≥ 1 */
+    uint32_t n_gaps;     /* inter-token latencies measured, ≤ output_len − 1 (a replay's:
+                            output_len − 1) */
 } kv_cal_sample;
 
 /* TTFT mean and P99 (linear interpolation between order statistics, numpy's default),
  * TPOT mean over requests with more than one output token ((e2e − ttft) / (out − 1)), ITL
- * mean = Σ (e2e − ttft) / Σ (out − 1), output throughput = Σ out / (last finish − first
- * send).  n ≥ 1.  Can't fail (out of memory aborts). */
+ * mean = Σ (e2e − ttft) / Σ n_gaps (the mean of every measured gap), output throughput = Σ out /
+ * (last finish − first send).  n ≥ 1.  Can't fail (out of memory aborts). */
 void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *out);
 
 /* Σ |ln(p / m)| over the metrics defined and positive on both sides, and their count. */
@@ -96,9 +98,32 @@ typedef enum kv_cal_holdout {
     KV_CAL_HOLDOUT_ALTERNATE,
 } kv_cal_holdout;
 
+/* The prefix cache at the start of each run.  A warm-up prompt is replayed with one output
+ * token, sent at 0, and the run's own requests KV_CAL_WARM_GAP_S later (a replay where
+ * the warm-up is still running then is an error); the warm-up copy of prompt i and the
+ * run's request i share every full block, distinct prompts nothing (KV_CAL_WARM_TB-token
+ * hash_ids per prompt index), and only the run's own requests are measured. */
+typedef enum kv_cal_warm {
+    KV_CAL_WARM_NONE = 0, /* a cold cache: content-less prompts, no warm-up */
+    KV_CAL_WARM_FIRST,    /* each run after its request 0 (the client's initial single-prompt
+                             test, which vllm bench serve and benchmark_serving.py send) */
+    KV_CAL_WARM_PREVIOUS, /* the runs ran in the given order on one server with prefix
+                             caching and send the same prompts (same dataset and seed: equal
+                             prompt lengths at every index, else an error): run 1 as FIRST,
+                             run k + 1 after every prompt of run k */
+} kv_cal_warm;
+
+#define KV_CAL_WARM_TB    16
+#define KV_CAL_WARM_GAP_S 100000
+
+/* "none", "first", "previous"; parse: 0, or -KV_EINVAL for anything else. */
+const char *kv_cal_warm_name(kv_cal_warm w);
+int kv_cal_warm_parse(const char *s, kv_cal_warm *out);
+
 typedef struct kv_cal_options {
     const char *fit;        /* comma list of KV_CAL_KEYS names; default "overhead,mbu" */
     kv_cal_holdout holdout; /* default none */
+    kv_cal_warm warm;       /* default none */
     uint32_t max_replays;   /* budget of run replays for the search; default 2000 */
 } kv_cal_options;
 
@@ -111,6 +136,7 @@ int kv_cal_keys_parse(const char *list, int *keys, size_t *n_keys, kv_diag *diag
 typedef struct kv_cal_run {
     const kv_bench *bench;
     bool held_out;
+    size_t n_warm;     /* warm-up prompts replayed before it (kv_cal_warm) */
     size_t n_replayed; /* its successful requests */
     kv_cal_metrics measured, before, after;
 } kv_cal_run;
@@ -122,6 +148,7 @@ typedef struct kv_cal_result {
     double base[KV_CAL_N_KEYS];   /* the base model's value of each key (mfu, mbu: the value
                                      the factor scales) */
     char before_model[KV_TIMING_DESCRIBE_MAX], after_model[KV_TIMING_DESCRIBE_MAX];
+    kv_cal_warm warm; /* the options' */
     kv_cal_run *runs; /* one per bench, in order */
     size_t n_runs;
     uint32_t replays;               /* run replays the search spent */
@@ -132,8 +159,10 @@ typedef struct kv_cal_result {
 /* Fit.  so: the replay options (its time_model the base: a roofline spec; max_concurrency
  * is set per run); setup: model, GPU, pool; benches[0..n) with send times (kv_bench_sends).
  * 0, or a negative KV_E* with a diag: -KV_EINVAL for options (a time model that is not a
- * roofline, a bad fit list, alternate with one run), a replay's own error, or
- * -KV_ECAPACITY when a replay rejects requests (the message names the run).  The result
+ * roofline, a bad fit list, alternate with one run, `previous` warm-up over runs whose
+ * prompts differ), a replay's own error, or
+ * -KV_ECAPACITY when a replay rejects requests or its warm-up outlasts KV_CAL_WARM_GAP_S
+ * (the message names the run).  The result
  * must be released after 0. */
 int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *const *benches,
                  size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag);
@@ -141,10 +170,11 @@ void kv_cal_result_release(kv_cal_result *r); /* NULL-safe on a zeroed result */
 
 /* The result as a JSON object (kvsim calibrate --json): "fit" (the keys), "holdout",
  * "replays", "budget_spent", "loss_before", "loss_after", "time_model_before", "time_model"
- * (the fitted spec), "parameters" (per key: "fitted" — seconds, or the factor — "base" and
- * "value", the value the spec carries), and "runs" (per run: "path", "held_out",
- * "requests" replayed, "failed", and "measured", "before", "after", each the five metrics
- * by name in seconds and tokens/s, null where undefined).  New reference; can't fail. */
+ * (the fitted spec), "warm" (kv_cal_warm_name), "parameters" (per key: "fitted" — seconds, or the
+ * factor — "base" and "value", the value the spec carries), and "runs" (per run: "path",
+ * "held_out", "warm_prompts", "requests" replayed, "failed", and "measured", "before", "after",
+ * each the five metrics by name in seconds and tokens/s, null where undefined).  New reference;
+ * can't fail. */
 json_t *kv_cal_result_to_json(const kv_cal_result *r, kv_cal_holdout holdout);
 
 #endif

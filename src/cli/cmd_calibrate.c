@@ -24,7 +24,7 @@ typedef struct cal_cmd {
     kv_setup_options mo;
 } cal_cmd;
 
-enum { OPT_FIT = 1, OPT_HOLDOUT, OPT_MAX_REPLAYS, OPT_ARRIVALS, OPT_SEED };
+enum { OPT_FIT = 1, OPT_HOLDOUT, OPT_WARM, OPT_MAX_REPLAYS, OPT_ARRIVALS, OPT_SEED };
 
 static const cli_opt options[] = {
     {"fit", 0, "KEYS", CLI_ID(OPT_FIT),
@@ -34,6 +34,11 @@ static const cli_opt options[] = {
     {"holdout", 0, "H", CLI_ID(OPT_HOLDOUT),
      "none (default: fit every run) or alternate (fit runs 1,\n"
      "3, 5, ...; report runs 2, 4, ... as held out)"},
+    {"warm", 0, "W", CLI_ID(OPT_WARM),
+     "the prefix cache at each run's start: none (default:\n"
+     "cold), first (after the client's single-prompt test,\n"
+     "request 0) or previous (the runs ran in this order on\n"
+     "one server with the same prompts: each after the last)"},
     {"max-replays", 0, "N", CLI_ID(OPT_MAX_REPLAYS),
      "most run replays the search may spend (default 2000)"},
     {"arrivals", 0, "R", CLI_ID(OPT_ARRIVALS),
@@ -76,6 +81,10 @@ static int handle(void *target, const cli_opt *opt, const char *arg)
             return CLI_OK;
         }
         return cli_error(CLI_USAGE, "--holdout: '%s' is not none or alternate", arg);
+    case OPT_WARM:
+        if (kv_cal_warm_parse(arg, &c->co.warm) == 0)
+            return CLI_OK;
+        return cli_error(CLI_USAGE, "--warm: '%s' is not none, first or previous", arg);
     case OPT_MAX_REPLAYS:
         return cli_parse_u32(opt->name, arg, 1, 10000000, &c->co.max_replays);
     case OPT_SEED:
@@ -115,8 +124,11 @@ static double shown(int k, double v)
 
 static void print_run(const kv_cal_run *r, size_t i)
 {
-    printf("\nrun %zu: %s (%s): %zu requests replayed, %zu failed skipped\n", i + 1, r->bench->path,
+    printf("\nrun %zu: %s (%s): %zu requests replayed, %zu failed skipped", i + 1, r->bench->path,
            r->held_out ? "held out" : "fitted", r->n_replayed, r->bench->n_failed);
+    if (r->n_warm)
+        printf(", after %zu warm-up prompt%s", r->n_warm, r->n_warm == 1 ? "" : "s");
+    printf("\n");
     printf("  %-18s %11s %11s %11s %11s %10s\n", "metric", "measured", "before", "after",
            "err before", "err after");
     for (int k = 0; k < KV_CAL_N_METRICS; k++) {
