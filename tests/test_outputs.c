@@ -13,12 +13,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -926,6 +931,41 @@ Test(outputs, proc_runs_a_function_in_a_forked_child)
     for (int i = 0; i < 4; i++)
         kv_job_release(&jobs[i]);
     close(fd_probe);
+}
+
+/* From here on this process (criterion runs each test in its own) cannot create a process:
+ * clone, clone3, fork and vfork fail with EAGAIN, as at a process limit.  False where the
+ * kernel has no seccomp filters. */
+static bool forbid_new_processes(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 4, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 3, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fork, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_vfork, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAGAIN & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+/* A job that cannot start (a sweep configuration's fork, gnuplot's spawn) fails alone with
+ * the reason, and the runner goes on. */
+Test(outputs, proc_reports_a_child_that_cannot_start)
+{
+    if (!forbid_new_processes())
+        cr_skip_test("no seccomp filters here: %s", strerror(errno));
+    char *ok[] = {"kvsim", "ok", NULL}, *gp[] = {"gnuplot", NULL};
+    kv_job jobs[2] = {{.argv = ok, .fn = child_fn}, {.argv = gp, .program = "/bin/true"}};
+    kv_proc_run(jobs, 2, 2, NULL, NULL);
+    cr_assert_str_eq(jobs[0].failure, "cannot fork 'kvsim': Resource temporarily unavailable");
+    cr_assert_str_eq(jobs[1].failure,
+                     "cannot execute '/bin/true': Resource temporarily unavailable");
+    for (int i = 0; i < 2; i++)
+        kv_job_release(&jobs[i]);
 }
 
 Test(outputs, sigint_mid_sweep_stops_every_configuration)
