@@ -4,13 +4,13 @@
  *
  * 1. A `vllm bench serve --save-result --save-detailed` result (also benchmark_serving.py's):
  *    one JSON object with the per-request arrays input_lens, output_lens, ttfts (s) and itls
- *    (a list per request of the gaps between its streamed chunks, s), errors (optional: a non-empty
- *    string marks a failed request), num_prompts, request_rate (a number or "inf"),
+ *    (a list per request of the gaps between its streamed chunks, s), errors (optional: a
+ *    non-empty string marks a failed request), num_prompts, request_rate (a number or "inf"),
  *    burstiness (optional, default 1) and max_concurrency (null or a positive integer).
  *    Other keys (the aggregates, generated_texts, duration) are ignored.  A successful
  *    request's E2E is ttft + Σ itls; len(itls) is at most output_lens − 1 (vLLM's stream
- *    may carry several tokens in one chunk, and its result then has fewer itls).  The send times
- *    are not in the file: kv_bench_sends rebuilds them.
+ *    may carry several tokens in one chunk, and its result then has fewer itls).  The send
+ *    times are not in the file: kv_bench_sends rebuilds them.
  * 2. A CSV of per-request measurements: the header names exactly the five columns
  *    send_s,prompt_len,output_len,ttft_s,e2e_s (any order; an extra or missing column is an
  *    error), then one row per request: times in seconds in kvsim's number grammar

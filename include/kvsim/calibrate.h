@@ -160,10 +160,9 @@ typedef struct kv_cal_result {
  * is set per run); setup: model, GPU, pool; benches[0..n) with send times (kv_bench_sends).
  * 0, or a negative KV_E* with a diag: -KV_EINVAL for options (a time model that is not a
  * roofline, a bad fit list, alternate with one run, `previous` warm-up over runs whose
- * prompts differ), a replay's own error, or
- * -KV_ECAPACITY when a replay rejects requests or its warm-up outlasts KV_CAL_WARM_GAP_S
- * (the message names the run).  The result
- * must be released after 0. */
+ * prompts differ), a replay's own error, or -KV_ECAPACITY when a replay rejects requests
+ * or its warm-up outlasts KV_CAL_WARM_GAP_S (the message names the run).  The result must
+ * be released after 0. */
 int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *const *benches,
                  size_t n, const kv_cal_options *co, kv_cal_result *out, kv_diag *diag);
 void kv_cal_result_release(kv_cal_result *r); /* NULL-safe on a zeroed result */
