@@ -362,34 +362,7 @@ Test(blockhash, memo_gives_the_same_chains)
     kv_hasher_destroy(memo);
 }
 
-/* The memo's sets keep their most recently used pairs: with room for one set of four, a
- * fifth pair replaces the least recently used one, whatever the pairs' slot keys. */
-Test(blockhash, memo_replaces_the_least_recently_used)
-{
-    kv_hasher *memo;
-    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
-    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 4 + 80), 4), 0);
-    uint64_t ids[5] = {11, 22, 33, 44, 55};
-    int order[] = {0, 1, 2, 3, 0, 4, 0, 2, 1}; /* 4 misses, hit, miss (out: 1), hit, hit, miss */
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        kv_request_spec spec = {.prompt_len = 16,
-                                .output_len = 1,
-                                .content = KV_CONTENT_HASH_IDS,
-                                .hash_ids = &ids[order[i]],
-                                .n_hash_ids = 1};
-        kv_content c;
-        kv_content_from_spec(&c, &spec, 16, 0);
-        kv_digest d[4];
-        kv_hasher_chain(memo, &c, d, 0, 4);
-    }
-    uint64_t hits, misses;
-    kv_hasher_memo_stats(memo, &hits, &misses);
-    cr_assert_eq(hits, 3);
-    cr_assert_eq(misses, 6);
-    kv_hasher_destroy(memo);
-}
-
-/* Hash single-id prompts ids[order[0..n)] through memo; its hit count. */
+/* Hash single-id 16-token prompts ids[order[0..n)] through memo: its hit count so far. */
 static uint64_t memo_hits_of(kv_hasher *memo, const uint64_t *ids, const int *order, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -406,6 +379,22 @@ static uint64_t memo_hits_of(kv_hasher *memo, const uint64_t *ids, const int *or
     uint64_t hits, misses;
     kv_hasher_memo_stats(memo, &hits, &misses);
     return hits;
+}
+
+/* The memo's sets keep their most recently used pairs: with room for one set of four, a
+ * fifth pair replaces the least recently used one, whatever the pairs' slot keys. */
+Test(blockhash, memo_replaces_the_least_recently_used)
+{
+    kv_hasher *memo;
+    cr_assert_eq(kv_hasher_create(&memo, "m", "bf16", 4), 0);
+    cr_assert_eq(kv_hasher_memo(memo, 4 * (sizeof(kv_digest) * 4 + 80), 4), 0);
+    uint64_t ids[5] = {11, 22, 33, 44, 55};
+    int order[] = {0, 1, 2, 3, 0, 4, 0, 2, 1}; /* 4 misses, hit, miss (out: 1), hit, hit, miss */
+    cr_assert_eq(memo_hits_of(memo, ids, order, sizeof order / sizeof order[0]), 3);
+    uint64_t hits, misses;
+    kv_hasher_memo_stats(memo, &hits, &misses);
+    cr_assert_eq(misses, 6);
+    kv_hasher_destroy(memo);
 }
 
 /* kv_hasher_memo_bytes(per, e) is exactly the room for e pairs (a power of two): the four

@@ -437,22 +437,31 @@ static char *synthetic(const kv_sim_options *so, const kv_setup *setup, int i, s
     return p;
 }
 
+/* The default model on gpu (NULL: the default) with num_blocks blocks (0: from memory),
+ * and default replay options. */
+static void setup_with(const char *gpu, uint32_t num_blocks, kv_setup *setup, kv_sim_options *so)
+{
+    kv_setup_options mo;
+    kv_setup_options_init(&mo);
+    if (gpu)
+        mo.gpu = gpu;
+    mo.num_blocks = num_blocks;
+    kv_diag d;
+    cr_assert_eq(kv_setup_resolve(&mo, setup, &d), 0, "%s", d.msg);
+    kv_sim_options_init(so);
+}
+
 TestSuite(calibrate_fit, .init = setup_dir, .fini = teardown_dir);
 
 Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
 {
-    kv_setup_options mo;
-    kv_setup_options_init(&mo);
-    mo.gpu = "A100-80G";
     /* Under ASan every replay walks the pool after every step: a small pool there (the
      * fit's subject is the time model; preemptions are replayed alike on both sides). */
-    if (KV_TEST_SANITIZED)
-        mo.num_blocks = (uint32_t)atoi(KV_TEST_SLICE_BLOCKS);
     kv_setup setup;
-    kv_diag d;
-    cr_assert_eq(kv_setup_resolve(&mo, &setup, &d), 0, "%s", d.msg);
     kv_sim_options so;
-    kv_sim_options_init(&so);
+    setup_with("A100-80G", KV_TEST_SANITIZED ? (uint32_t)atoi(KV_TEST_SLICE_BLOCKS) : 0, &setup,
+               &so);
+    kv_diag d;
     so.sched.max_batched_tokens = 2048;
     so.sched.async_scheduling = false; /* else the host overhead hides behind the GPU */
     /* The truth: overhead 5 ms and mbu at 0.75 of the preset's (A100-80G: mbu 0.8 → 0.6,
@@ -556,14 +565,10 @@ Test(calibrate, cli_error_lines)
 
 Test(calibrate_fit, failed_requests_are_skipped_and_rejections_are_errors)
 {
-    kv_setup_options mo;
-    kv_setup_options_init(&mo);
-    mo.num_blocks = 20; /* 19 usable 16-token blocks */
     kv_setup setup;
-    kv_diag d;
-    cr_assert_eq(kv_setup_resolve(&mo, &setup, &d), 0, "%s", d.msg);
     kv_sim_options so;
-    kv_sim_options_init(&so);
+    setup_with(NULL, 20, &setup, &so); /* 19 usable 16-token blocks */
+    kv_diag d;
     kv_cal_options co;
     kv_cal_options_init(&co);
     co.fit = "overhead";
@@ -603,14 +608,10 @@ static kv_bench *same_prompts(const char *name, int n, int odd)
  * and, under `first`, run b find request 0 cached; `none` finds nothing. */
 Test(calibrate_fit, warm_up_replays_the_prompts_the_server_saw_before)
 {
-    kv_setup_options mo;
-    kv_setup_options_init(&mo);
-    mo.num_blocks = 200;
     kv_setup setup;
-    kv_diag d;
-    cr_assert_eq(kv_setup_resolve(&mo, &setup, &d), 0, "%s", d.msg);
     kv_sim_options so;
-    kv_sim_options_init(&so);
+    setup_with(NULL, 200, &setup, &so);
+    kv_diag d;
     so.sched.max_batched_tokens = 16;
     kv_bench *b[2] = {same_prompts("a.csv", 3, -1), same_prompts("b.csv", 3, -1)};
     kv_cal_options co;
