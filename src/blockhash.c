@@ -396,9 +396,15 @@ void kv_hasher_block(kv_hasher *h, const kv_digest *parent, const kv_content *c,
  * use it (extras would be part of the key).  It caches a pure function: a replay gives
  * the same digests with it or without it, only faster. */
 
+/* Bytes of one memo entry of per digests, and with its way (what the bound counts). */
+static size_t memo_entry_bytes(uint32_t per)
+{
+    return sizeof(memo_entry) + (size_t)per * sizeof(kv_digest);
+}
+
 static size_t memo_each(uint32_t per)
 {
-    return sizeof(memo_entry) + (size_t)per * sizeof(kv_digest) + sizeof(memo_way);
+    return memo_entry_bytes(per) + sizeof(memo_way);
 }
 
 size_t kv_hasher_memo_bytes(uint32_t per, uint64_t entries)
@@ -419,7 +425,7 @@ int kv_hasher_memo(kv_hasher *h, size_t max_bytes, uint32_t per)
     if (per == 0 || max_bytes == 0)
         return 0;
     h->memo_per = per;
-    h->memo_size = sizeof(memo_entry) + (size_t)per * sizeof(kv_digest);
+    h->memo_size = memo_entry_bytes(per);
     size_t each = memo_each(per);
     uint32_t n = 1;
     while ((size_t)n * 2 * each <= max_bytes && n < (1u << 30))

@@ -160,12 +160,17 @@ typedef struct fit_run {
  * position depends on (i, position) alone), and distinct prompts share nothing, as
  * content-less prompts do.  ids holds every prompt's run of ids; at[i] is where prompt i's
  * starts. */
+static uint32_t prompt_ids_n(uint32_t prompt_len)
+{
+    return (prompt_len + KV_CAL_WARM_TB - 1) / KV_CAL_WARM_TB;
+}
+
 static uint64_t *prompt_ids(const kv_bench *b, size_t *at)
 {
     size_t total = 0;
     for (size_t i = 0; i < b->n; i++) {
         at[i] = total;
-        total += (b->reqs[i].prompt_len + KV_CAL_WARM_TB - 1) / KV_CAL_WARM_TB;
+        total += prompt_ids_n(b->reqs[i].prompt_len);
     }
     uint64_t *ids = kv_xmalloc((total ? total : 1) * sizeof *ids);
     for (size_t i = 0; i < b->n; i++)
@@ -181,7 +186,7 @@ static void set_prompt(kv_request_spec *spec, const fit_run *r, const size_t *at
         return;
     spec->content = KV_CONTENT_HASH_IDS;
     spec->hash_ids = r->ids + at[i];
-    spec->n_hash_ids = (spec->prompt_len + KV_CAL_WARM_TB - 1) / KV_CAL_WARM_TB;
+    spec->n_hash_ids = prompt_ids_n(spec->prompt_len);
 }
 
 /* Run b's trace: with warm (run b's warm-up prompts, in order: indices into b->reqs) first,
@@ -190,8 +195,9 @@ static void make_run(fit_run *r, const kv_bench *b, const size_t *warm, size_t n
 {
     memset(r, 0, sizeof *r);
     r->bench = b;
-    size_t *at = kv_xmalloc((b->n ? b->n : 1) * sizeof *at);
+    size_t *at = NULL; /* where each prompt's ids start (warm-up only) */
     if (n_warm) {
+        at = kv_xmalloc(b->n * sizeof *at);
         r->ids = prompt_ids(b, at);
         r->n_warm = n_warm;
         r->gap_ns = (int64_t)KV_CAL_WARM_GAP_S * 1000000000;
