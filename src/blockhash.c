@@ -76,6 +76,7 @@ typedef struct memo_way {
 struct kv_hasher {
     kv_hash_algo algo;
     kv_chain_store *store; /* NULL: none */
+    kv_ahead *ahead;       /* NULL: no hashing ahead (kv_hasher_ahead) */
     memo_entry *memo;      /* n_memo entries of memo_size bytes in sets of memo_ways; NULL = off */
     uint32_t n_memo;       /* a power of two */
     uint32_t memo_ways;    /* entries per set: MEMO_WAYS, fewer only when n_memo is smaller */
@@ -192,6 +193,29 @@ int kv_hasher_create(kv_hasher **out, const char *model_name, const char *kv_dty
     return kv_hasher_create_algo(out, model_name, kv_dtype, block_size, KV_HASH_SHA256);
 }
 
+/* A hasher of algo and block size without its seed: its buffers (and EVP context). */
+static kv_hasher *hasher_new(uint32_t block_size, kv_hash_algo algo)
+{
+    kv_hasher *h = kv_xcalloc(1, sizeof *h);
+    h->algo = algo;
+#ifndef KVSIM_HAVE_SHA256_TRANSFORM
+    h->ctx = EVP_MD_CTX_new();
+    h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    if (!h->ctx || !h->md) {
+        EVP_MD_CTX_free(h->ctx);
+        EVP_MD_free(h->md);
+        free(h);
+        return NULL;
+    }
+#endif
+    h->block_size = block_size;
+    /* Worst case: one 17-byte run per position (hash_ids with tb = 1), or 4 bytes a token
+     * plus a header; either way ≤ 32 + 17·b + 9. */
+    h->buf_cap = KV_DIGEST_LEN + 17 * (size_t)block_size + 64;
+    h->buf = kv_xmalloc(h->buf_cap + PAD_SLACK);
+    return h;
+}
+
 int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *kv_dtype,
                           uint32_t block_size, kv_hash_algo algo)
 {
@@ -202,23 +226,9 @@ int kv_hasher_create_algo(kv_hasher **out, const char *model_name, const char *k
     if (algo == KV_HASH_XXH3_128)
         return -KV_ENOTSUP;
 #endif
-    kv_hasher *h = kv_xcalloc(1, sizeof *h);
-    h->algo = algo;
-#ifndef KVSIM_HAVE_SHA256_TRANSFORM
-    h->ctx = EVP_MD_CTX_new();
-    h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
-    if (!h->ctx || !h->md) {
-        EVP_MD_CTX_free(h->ctx);
-        EVP_MD_free(h->md);
-        free(h);
+    kv_hasher *h = hasher_new(block_size, algo);
+    if (!h)
         return -KV_ENOMEM;
-    }
-#endif
-    h->block_size = block_size;
-    /* Worst case: one 17-byte run per position (hash_ids with tb = 1), or 4 bytes a token
-     * plus a header; either way ≤ 32 + 17·b + 9. */
-    h->buf_cap = KV_DIGEST_LEN + 17 * (size_t)block_size + 64;
-    h->buf = kv_xmalloc(h->buf_cap + PAD_SLACK);
 
     /* Run seed: a canonical encoding of what makes blocks of two runs comparable. */
     static const char tag[] = "kvsim-block-hash-v1";
@@ -244,6 +254,7 @@ void kv_hasher_destroy(kv_hasher *h)
 {
     if (!h)
         return;
+    kv__ahead_stop(h->ahead);
     free(h->memo);
     free(h->ways);
     EVP_MD_CTX_free(h->ctx);
@@ -259,7 +270,40 @@ const kv_digest *kv_hasher_seed(const kv_hasher *h)
 
 uint64_t kv_hasher_blocks_hashed(const kv_hasher *h)
 {
-    return h->hashed;
+    return h->hashed + (h->ahead ? kv__ahead_hashed(h->ahead) : 0);
+}
+
+bool kv_hasher_is_ahead(const kv_hasher *h)
+{
+    return h->ahead != NULL;
+}
+
+int kv_hasher_ahead(kv_hasher *h, const kv_trace *trace, uint32_t shared_prefix, size_t max_bytes)
+{
+    if (h->ahead || h->store)
+        return -KV_EINVAL;
+    kv_hasher *twin = hasher_new(h->block_size, h->algo);
+    if (!twin)
+        return -KV_ENOMEM;
+    twin->seed = h->seed;
+    /* The memo goes where the hashing is. */
+    twin->memo = h->memo;
+    twin->ways = h->ways;
+    twin->n_memo = h->n_memo;
+    twin->memo_ways = h->memo_ways;
+    twin->memo_size = h->memo_size;
+    twin->memo_per = h->memo_per;
+    h->ahead = kv__ahead_start(twin, trace, shared_prefix, max_bytes);
+    if (!h->ahead) {
+        twin->memo = NULL;
+        twin->ways = NULL;
+        kv_hasher_destroy(twin);
+        return -KV_ENOMEM;
+    }
+    h->memo = NULL;
+    h->ways = NULL;
+    h->n_memo = 0;
+    return 0;
 }
 
 uint32_t kv_hasher_block_size(const kv_hasher *h)
@@ -496,6 +540,8 @@ void kv_hasher_chain(kv_hasher *h, const kv_content *c, kv_digest *digests, uint
                      uint32_t to)
 {
     if (h->store && kv__chain_store_serve(h->store, h, c, digests, from, to))
+        return;
+    if (h->ahead && kv__ahead_serve(h->ahead, h, c, digests, from, to))
         return;
     kv__chain_compute(h, c, digests, from, to);
 }

@@ -130,9 +130,7 @@ uint64_t kv_chain_store_bytes(const kv_chain_store *s)
     return s->bytes;
 }
 
-/* Digests [from, to) of c's chain: [from, min(n, to)) copied from stored (the first n of
- * the chain), the rest computed.  Whether any was computed. */
-static bool copy_then_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
+bool kv__chain_copy_then_compute(kv_hasher *h, const kv_content *c, kv_digest *digests, uint32_t from,
                               uint32_t to, const kv_digest *stored, uint64_t n)
 {
     uint32_t have = n < to ? (uint32_t)n : to;
@@ -168,7 +166,7 @@ static bool serve_private(kv_chain_store *s, kv_hasher *h, const kv_content *c, 
         s->n_rows = n;
     }
     stored_chain *r = &s->rows[c->row];
-    copy_then_compute(h, c, digests, from, to, r->d, r->n);
+    kv__chain_copy_then_compute(h, c, digests, from, to, r->d, r->n);
     if (to > r->n && from <= r->n && s->bytes + (size_t)(to - r->n) * sizeof *digests <= s->max_bytes) {
         r->d = kv_xrealloc(r->d, (size_t)to * sizeof *r->d);
         memcpy(&r->d[r->n], &digests[r->n], (size_t)(to - r->n) * sizeof *digests);
@@ -234,7 +232,7 @@ static bool serve_shared(kv_chain_store *s, kv_hasher *h, const kv_content *c, u
     _Atomic uint64_t *desc = &s->desc[k * s->shm_rows + c->row];
     uint64_t d = atomic_load_explicit(desc, memory_order_acquire);
     uint64_t n = d & DESC_N_MAX, off = (d & ~DESC_BUSY) >> DESC_N_BITS;
-    if (copy_then_compute(h, c, digests, from, to, &s->arena[off], n))
+    if (kv__chain_copy_then_compute(h, c, digests, from, to, &s->arena[off], n))
         publish(s, desc, digests, to);
     return true;
 }

@@ -442,7 +442,8 @@ static int setup(driver *d, const kv_engine_config *cfg, const kv_router_config 
                            kv_trace_format_name(trace->format));
     if (cfg->block_size == 0)
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
-    if ((rc = kv_replay_hasher(&d->hasher, cfg, trace, model_name, dtype_name, diag)) != 0)
+    if ((rc = kv_replay_hasher(&d->hasher, cfg, trace, model_name, dtype_name,
+                               d->shared_prefix, diag)) != 0)
         return rc; /* --hash-algo, plan's chain store and the chain memo, as kv_replay */
     res->n = trace->n;
     res->reqs = kv_xcalloc(trace->n ? trace->n : 1, sizeof *res->reqs);
@@ -545,6 +546,7 @@ int kv_cluster_replay(const kv_engine_config *cfg, uint32_t replicas,
                                                                        : res->last_arrival_ns;
     progress(&d, res->sim_time_ns);
     res->blocks_hashed = kv_hasher_blocks_hashed(d.hasher);
+    res->hashed_ahead = kv_hasher_is_ahead(d.hasher);
     release_driver(&d);
     return rc;
 }

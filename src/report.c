@@ -333,6 +333,7 @@ json_t *kv_report_perf_json(double wall, const kv_run_result *r)
     json_object_set_new(p, "requests", json_integer((json_int_t)r->n));
     json_object_set_new(p, "steps", json_integer((json_int_t)r->stats.steps));
     json_object_set_new(p, "blocks_hashed", json_integer((json_int_t)r->blocks_hashed));
+    json_object_set_new(p, "hash_thread", json_boolean(r->hashed_ahead));
     json_object_set_new(p, "sim_requests_per_s", json_real(wall > 0 ? (double)r->n / wall : 0));
     json_object_set_new(p, "steps_per_s", json_real(wall > 0 ? (double)r->stats.steps / wall : 0));
     json_object_set_new(p, "sim_seconds_per_wall_second",

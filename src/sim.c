@@ -76,6 +76,7 @@ int kv_sim_engine_config(const kv_sim_options *o, const kv_setup *setup, kv_engi
     c->sample_every = 1;
     c->hash_algo = o->hash_algo;
     c->chains = o->chains;
+    c->hash_ahead = o->hash_ahead;
 #ifdef KVSIM_DEBUG
     c->check_invariants = true;
 #endif
@@ -155,8 +156,21 @@ static void stop_run(driver *d)
         }
 }
 
+/* Whether a row of trace has a block to hash at block size b (a shared-kind block). */
+static bool any_shared_block(const kv_trace *trace, uint32_t shared_prefix, uint32_t b)
+{
+    for (size_t i = 0; i < trace->n; i++) {
+        kv_content c;
+        kv_content_from_spec(&c, &trace->reqs[i], trace->trace_block_size, shared_prefix);
+        if (kv_content_first_private(&c, b) > 0)
+            return true;
+    }
+    return false;
+}
+
 int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trace *trace,
-                     const char *model_name, const char *dtype_name, kv_diag *diag)
+                     const char *model_name, const char *dtype_name, uint32_t shared_prefix,
+                     kv_diag *diag)
 {
     *out = NULL;
     kv_hasher *hasher = NULL;
@@ -176,6 +190,10 @@ int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trac
         size_t fit = kv_hasher_memo_bytes(per, 2 * ids); /* twice: room in every set */
         kv_hasher_memo(hasher, fit < KV_SIM_MEMO_BYTES ? fit : KV_SIM_MEMO_BYTES, per);
     }
+    /* Not over a chain store (kv_hasher_ahead refuses); without the thread, the same. */
+    if (cfg->hash_ahead && cfg->prefix_caching &&
+        any_shared_block(trace, shared_prefix, cfg->block_size))
+        kv_hasher_ahead(hasher, trace, shared_prefix, KV_SIM_AHEAD_BYTES);
     *out = hasher;
     return 0;
 }
@@ -188,7 +206,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
     kv_hasher *hasher = NULL;
     if (cfg->block_size == 0)
         return kv_diag_set(diag, -KV_EINVAL, "block size and {sample_every} must be ≥ 1");
-    int hrc = kv_replay_hasher(&hasher, cfg, trace, model_name, dtype_name, diag);
+    int hrc = kv_replay_hasher(&hasher, cfg, trace, model_name, dtype_name, shared_prefix, diag);
     if (hrc != 0)
         return hrc;
     kv_engine_config ec = *cfg;
@@ -233,6 +251,7 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
                                                                        : res->last_arrival_ns;
     progress(&d, res->sim_time_ns);
     res->blocks_hashed = kv_hasher_blocks_hashed(hasher);
+    res->hashed_ahead = kv_hasher_is_ahead(hasher);
     kv_engine_destroy(d.engine);
     kv_hasher_destroy(hasher);
     return rc;

@@ -297,6 +297,51 @@ Test(cli_run, two_runs_byte_identical)
     free(o);
 }
 
+/* --hash-thread (issue 9, lever 9) changes who hashes, not what: the same files, the
+ * summary's command line apart; on one replica and behind a router. */
+Test(cli_run, hash_thread_gives_the_same_files)
+{
+    const char *files[] = {"timeseries.csv", "requests.csv"};
+    const char *replicas[] = {"1", "2"};
+    char *o = path_in(dir, "h");
+    for (size_t c = 0; c < 2; c++) {
+        char *text[2][2];
+        size_t len[2][2];
+        json_t *sj[2];
+        for (int k = 0; k < 2; k++) {
+            run_result r = run_kvsim(
+                "run", src_path("traces/mooncake_conv_500.jsonl"), "--limit", "60", "--num-blocks",
+                KV_TEST_SANITIZED ? KV_TEST_SMALL_BLOCKS : "1500", "--replicas", replicas[c],
+                "--router", "prefix", "--out", o, "--quiet", k ? "--hash-thread" : NULL, NULL);
+            cr_assert_eq(r.status, 0, "%s", r.err);
+            run_result_free(&r);
+            for (size_t i = 0; i < 2; i++) {
+                char *p = path_in(o, files[i]);
+                text[k][i] = read_file(p, &len[k][i]);
+                cr_assert(text[k][i], "%s missing", p);
+                free(p);
+            }
+            sj[k] = load_json(at(o, "summary.json"));
+            json_object_del(sj[k], "command");
+            json_t *perf = load_json(at(o, "perf.json"));
+            cr_assert(json_is_boolean(json_object_get(perf, "hash_thread")) &&
+                          json_boolean_value(json_object_get(perf, "hash_thread")) == (k == 1),
+                      "perf.json: hash_thread is not %s", k ? "true" : "false");
+            json_decref(perf);
+            rm_rf(o);
+        }
+        for (size_t i = 0; i < 2; i++) {
+            cr_assert_gt(len[0][i], 100);
+            cr_assert(len[0][i] == len[1][i] && memcmp(text[0][i], text[1][i], len[0][i]) == 0,
+                      "%s differs with --hash-thread (--replicas %s)", files[i], replicas[c]);
+            free(text[0][i]), free(text[1][i]);
+        }
+        cr_assert(json_equal(sj[0], sj[1]), "summary.json differs with --hash-thread");
+        json_decref(sj[0]), json_decref(sj[1]);
+    }
+    free(o);
+}
+
 /* ---- every real trace ---------------------------------------------------------- */
 
 typedef struct real_case {

@@ -1002,7 +1002,7 @@ Test(cluster, replay_hasher_takes_the_algorithm_and_the_memo)
         kv_hasher *h, *plain;
         if (kv_hasher_create_algo(&plain, "llama-3-8b", "bf16", 16, c.hash_algo) != 0)
             continue; /* built without libxxhash */
-        cr_assert_eq(kv_replay_hasher(&h, &c, t, "llama-3-8b", "bf16", &d), 0, "%s", d.msg);
+        cr_assert_eq(kv_replay_hasher(&h, &c, t, "llama-3-8b", "bf16", 0, &d), 0, "%s", d.msg);
         cr_assert_eq(memcmp(kv_hasher_seed(h), kv_hasher_seed(plain), KV_DIGEST_LEN), 0,
                      "%s: the seed of another algorithm", kv_hash_algo_name(c.hash_algo));
         kv_content ct;

@@ -112,6 +112,19 @@ void kv_chain_store_destroy(kv_chain_store *s);          /* NULL ok */
 void kv_hasher_use_store(kv_hasher *h, kv_chain_store *s);
 uint64_t kv_chain_store_bytes(const kv_chain_store *s);
 
+/* Hashing ahead (src/hashahead.c; issue 9, lever 9): a second thread hashes every row of
+ * trace's shared-kind chain (its rows' content under shared_prefix, in arrival order) and
+ * h serves a request's chain from it when it is there, computing it itself when not, so
+ * the digests — and every output of a replay — are the same with or without it.  At most
+ * max_bytes of digests wait to be asked for; the thread sleeps when they would be more.
+ * The thread takes h's chain memo (set it first).  It runs until kv_hasher_destroy.
+ * kv_hasher_blocks_hashed counts both threads' blocks (which may then vary from run to
+ * run: a row the replay reaches first is hashed here, not there).  h must not use a chain
+ * store or hash ahead already (-KV_EINVAL); trace must outlive h.  0, or -KV_ENOMEM when
+ * the thread cannot be had (h then hashes on its own as before). */
+int kv_hasher_ahead(kv_hasher *h, const kv_trace *trace, uint32_t shared_prefix, size_t max_bytes);
+bool kv_hasher_is_ahead(const kv_hasher *h); /* whether a thread hashes ahead for h */
+
 /* The chain memo (src/blockhash.c): at most max_bytes for entries of up to `per` digests
  * (tb / b of the trace it will see); 0 turns it off (the default).  0 or -KV_ENOMEM (the
  * memo is then off).  Its hit counts are for benchmarks. */

@@ -66,6 +66,8 @@ typedef struct kv_engine_config {
     bool check_invariants; /* R9 and the sched/kvcache walks after every step */
     kv_hash_algo hash_algo; /* the block identity function (default SHA-256) */
     kv_chain_store *chains; /* optional, borrowed: digests kept across replays (plan) */
+    bool hash_ahead;        /* the replay drivers hash ahead on a second thread
+                               (kv_replay_hasher); the engine ignores it */
     bool hash_all_blocks;  /* reference mode (tests): no private blocks (DESIGN §9), every
                               full block hashed and indexed; same outputs, slower */
     uint32_t replica;      /* index in a cluster (DESIGN §10), echoed in every sample and

@@ -28,6 +28,8 @@
 
 /* The chain memo a replay of a hash_ids trace gives its hasher (kv_hasher_memo). */
 #define KV_SIM_MEMO_BYTES ((size_t)64 << 20)
+/* Digests hashed ahead and not yet asked for, at most (kv_sim_options.hash_ahead). */
+#define KV_SIM_AHEAD_BYTES ((size_t)8 << 20)
 /* The most replicas a replay takes (each is a whole pool). */
 #define KV_SIM_MAX_REPLICAS 4096u
 
@@ -43,6 +45,8 @@ typedef struct kv_sim_options {
                                  slots in front of the open-loop rows (arrivals.h); 0 =
                                  none (the default; kvsim calibrate sets it) */
     kv_hash_algo hash_algo; /* default KV_HASH_SHA256 */
+    bool hash_ahead;        /* hash prompt chains on a second thread ahead of the replay
+                               (kv_hasher_ahead); the same outputs; default off */
     kv_chain_store *chains; /* optional, borrowed: chain digests shared by replays of one
                                trace (kvsim plan's probes); NULL = none */
     double gpu_cost_per_hour; /* cost of one GPU-hour, for the summary's cost per million
@@ -94,6 +98,7 @@ typedef struct kv_run_result {
     kv_engine_stats stats;
     int stop; /* 0, or the engine error that stopped the run (-KV_ELIVELOCK, …) */
     uint64_t blocks_hashed; /* SHA-256 block hashes computed (perf.json; DESIGN §9) */
+    bool hashed_ahead;      /* a second thread hashed ahead (hash_ahead; perf.json) */
     struct kv_cluster_result *cluster; /* R ≥ 2 replicas (cluster.h), else NULL; owned */
     kv_request_spec *sent_specs; /* closed-loop rows' specs as sent (arrivals.h), which
                                     their reqs point to; owned, NULL if none */
@@ -109,10 +114,13 @@ int kv_replay(const kv_engine_config *cfg, const kv_trace *trace, const char *mo
 
 /* The hasher of a replay of trace under cfg: cfg's hash algorithm and chain store, and a
  * chain memo (at most KV_SIM_MEMO_BYTES, and no more than two entries per hash_id of the
- * trace) when the trace has hash_ids and b divides its block size.
- * 0, or a negative KV_E* with diag set. */
+ * trace) when the trace has hash_ids and b divides its block size; with cfg->hash_ahead,
+ * prefix caching, no chain store and rows with shared-kind blocks, hashing ahead on a
+ * second thread (kv_hasher_ahead, at most KV_SIM_AHEAD_BYTES waiting; without the thread
+ * when it cannot be had).  0, or a negative KV_E* with diag set. */
 int kv_replay_hasher(kv_hasher **out, const kv_engine_config *cfg, const kv_trace *trace,
-                     const char *model_name, const char *dtype_name, kv_diag *diag);
+                     const char *model_name, const char *dtype_name, uint32_t shared_prefix,
+                     kv_diag *diag);
 
 /* Options + setup → engine config → kv_cluster_replay with the options' replicas and
  * router (R = 1: exactly kv_replay's result; cluster.h). */

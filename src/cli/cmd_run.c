@@ -36,7 +36,14 @@ static const cli_opt options[] = {
     {0},
 };
 
-static const cli_section sections[] = {{"output", options, NULL}, {0}};
+static const cli_opt speed_opts[] = {
+    {"hash-thread", 0, NULL, CLI_SET(run_cmd, so.hash_ahead),
+     "hash prompt blocks on a second thread ahead of the\nreplay (default off): the same outputs, less wall\ntime when a second core is idle"},
+    {0},
+};
+
+static const cli_section sections[] = {
+    {"output", options, NULL}, {"speed", speed_opts, NULL}, {0}};
 
 static const cli_dep deps[] = {
     {CLI_REQUIRES, "plot", "out",
