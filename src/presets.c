@@ -94,29 +94,45 @@ typedef struct gpu_preset {
  * [ORT]  microsoft/onnxruntime PR #21414 (2024-08-29), FlashAttention-2 paged batch decode on
  *        H100 SXM, 64 sequences, 64/8 heads x 128, page 256, nvbench GPU time: 33 MiB read
  *        28.8 us, 65 MiB 43.6 us.  Slope 2.27 TB/s = 0.68 of 3.35 TB/s; intercept 13.5 us.
+ * [VIDUR] microsoft/vidur data/profiling/compute/{a100,h100}/meta-llama/Llama-2-7b-hf/mlp.csv
+ *        @7d47513 (2024): median CUDA time of every operator of one Llama-2-7B layer but
+ *        attention (QKV, O, gate/up and down projections, activation, RoPE, both RMSNorms,
+ *        the residual add), TP 1, per number of tokens; "a100" is an 80 GB A100, "h100" a
+ *        DGX H100 (docs/profiling.md).  The sum over a layer against its GEMM FLOPs (2 B
+ *        weights of 202.4 M parameters) is the sustained efficiency of the work the
+ *        roofline's C and M terms charge: at 2,048 tokens A100 4.172 ms = 0.637 of 312
+ *        TFLOPS, H100 1.266 ms = 0.661 of 989.5 (0.626–0.650 and 0.638–0.661 from 1,024 to
+ *        4,096 tokens); at 8 tokens (decode) A100 0.283 ms = 0.70 of 2.039 TB/s, H100
+ *        0.172 ms = 0.70 of 3.35 TB/s (0.68–0.71 from 1 to 8 tokens).  The GEMM-only
+ *        microbenchmarks above are ceilings of the same work (MAMF 0.87 and 0.80; the
+ *        layer's own GEMMs alone reach 0.70 and 0.77 here): a layer also runs its small
+ *        kernels, and its GEMMs are not MAMF's best shapes.  TensorRT-LLM v0.5's first-token
+ *        latency (docs/source/performance.md: A100 SXM 80GB FP16, LLaMA 7B, batch 1, 2,048
+ *        tokens, 133 ms) is 0.67 of 312 for a whole pass, attention included.
  * Rows marked "no measurement" keep kvsim's earlier generic values (mfu 0.6, mbu 0.8,
  * attention = mbu with no fixed cost); docs/accuracy.md lists them. */
 static const gpu_preset gpus[] = {
     /* NVIDIA A100 datasheet (SXM4 40GB): 40 GB HBM2, 1,555 GB/s, BF16 312 TFLOPS dense
      * (624 with sparsity); no FP8; NVLink 3 600 GB/s (both directions) through NVSwitch.
-     * mfu [MAMF] 271.2/312; mbu [A100BW] 0.88; attention [FD]. */
-    {"A100-40G", 40, 1555e9, 312e12, 0, KV_LINK_NVLINK3, 271.2 / 312, 271.2 / 312, 0.88, 0.78,
-     22e-6},
+     * mfu, mbu [VIDUR] 0.637, 0.70 (the 80 GB part's fractions; the same chip); attention
+     * [FD].  (Before December 2026 the ceilings: mfu [MAMF] 271.2/312, mbu [A100BW] 0.88.) */
+    {"A100-40G", 40, 1555e9, 312e12, 0, KV_LINK_NVLINK3, 0.637, 0.637, 0.70, 0.78, 22e-6},
     /* NVIDIA A100 datasheet (SXM4 80GB): 80 GB HBM2e, 2,039 GB/s, BF16 312 TFLOPS dense.
      * Same sources as the 40 GB part. */
-    {"A100-80G", 80, 2039e9, 312e12, 0, KV_LINK_NVLINK3, 271.2 / 312, 271.2 / 312, 0.88, 0.78,
-     22e-6},
+    {"A100-80G", 80, 2039e9, 312e12, 0, KV_LINK_NVLINK3, 0.637, 0.637, 0.70, 0.78, 22e-6},
     /* NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity
      * → 989.5 dense, FP8 3,958 with sparsity → 1,979 dense; NVLink 4 900 GB/s.
-     * mfu, mfu_fp8 [MAMF] 794.5/989.5, 1402.6/1979; mbu [H100BW] 0.78; attention [ORT]. */
-    {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1402.6 / 1979,
-     0.78, 0.68, 13.5e-6},
-    /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity
-     * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [MAMF] as H100, mfu_fp8 [MAMF]
-     * 1453.4/1979.  No measurement of its memory or attention efficiency: the H100's
-     * fractions (same Hopper memory system, faster HBM3e). */
-    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 794.5 / 989.5, 1453.4 / 1979, 0.78,
+     * mfu, mbu [VIDUR] 0.661, 0.70; mfu_fp8 [MAMF] 1402.6/1979 (no layer profile in FP8: a
+     * ceiling); attention [ORT].  (Before December 2026: mfu [MAMF] 794.5/989.5, mbu
+     * [H100BW] 0.78.) */
+    {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.661, 1402.6 / 1979, 0.70,
      0.68, 13.5e-6},
+    /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity
+     * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [VIDUR] as H100 (the same chip
+     * and clocks), mfu_fp8 [MAMF] 1453.4/1979.  No measurement of its memory or attention
+     * efficiency: the H100's fractions (same Hopper memory system, faster HBM3e). */
+    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.661, 1453.4 / 1979, 0.70, 0.68,
+     13.5e-6},
     /* NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, BF16 tensor 362.05 TFLOPS dense
      * (733 with sparsity), FP8 733 dense (1,466 with sparsity); PCIe Gen4 x16, no NVLink.
      * No measurement of any efficiency. */
