@@ -267,6 +267,18 @@ Test(cli_run, human_summary_names_every_figure)
 
 /* ---- determinism --------------------------------------------------------------- */
 
+/* Read files[0..n) of directory o into text/len (each must exist). */
+static void read_outputs(const char *o, const char *const *files, size_t n, char **text,
+                         size_t *len)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *p = path_in(o, files[i]);
+        text[i] = read_file(p, &len[i]);
+        cr_assert(text[i], "%s missing", p);
+        free(p);
+    }
+}
+
 /* The same command twice (same --out too: summary.json records the command line). */
 Test(cli_run, two_runs_byte_identical)
 {
@@ -280,12 +292,7 @@ Test(cli_run, two_runs_byte_identical)
                                  "--out", o, "--quiet", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
         run_result_free(&r);
-        for (size_t i = 0; i < 3; i++) {
-            char *p = path_in(o, files[i]);
-            text[k][i] = read_file(p, &len[k][i]);
-            cr_assert(text[k][i], "%s missing", p);
-            free(p);
-        }
+        read_outputs(o, files, 3, text[k], len[k]);
         rm_rf(o);
     }
     for (size_t i = 0; i < 3; i++) {
@@ -315,12 +322,7 @@ Test(cli_run, hash_thread_gives_the_same_files)
                 "--router", "prefix", "--out", o, "--quiet", k ? "--hash-thread" : NULL, NULL);
             cr_assert_eq(r.status, 0, "%s", r.err);
             run_result_free(&r);
-            for (size_t i = 0; i < 2; i++) {
-                char *p = path_in(o, files[i]);
-                text[k][i] = read_file(p, &len[k][i]);
-                cr_assert(text[k][i], "%s missing", p);
-                free(p);
-            }
+            read_outputs(o, files, 2, text[k], len[k]);
             sj[k] = load_json(at(o, "summary.json"));
             json_object_del(sj[k], "command");
             json_t *perf = load_json(at(o, "perf.json"));
