@@ -278,6 +278,20 @@ bool kv_hasher_is_ahead(const kv_hasher *h)
     return h->ahead != NULL;
 }
 
+/* Give from's chain memo (entries, ways, geometry) to `to`; from has none after. */
+static void memo_move(kv_hasher *to, kv_hasher *from)
+{
+    to->memo = from->memo;
+    to->ways = from->ways;
+    to->n_memo = from->n_memo;
+    to->memo_ways = from->memo_ways;
+    to->memo_size = from->memo_size;
+    to->memo_per = from->memo_per;
+    from->memo = NULL;
+    from->ways = NULL;
+    from->n_memo = 0;
+}
+
 int kv_hasher_ahead(kv_hasher *h, const kv_trace *trace, uint32_t shared_prefix, size_t max_bytes)
 {
     if (h->ahead || h->store)
@@ -286,23 +300,13 @@ int kv_hasher_ahead(kv_hasher *h, const kv_trace *trace, uint32_t shared_prefix,
     if (!twin)
         return -KV_ENOMEM;
     twin->seed = h->seed;
-    /* The memo goes where the hashing is. */
-    twin->memo = h->memo;
-    twin->ways = h->ways;
-    twin->n_memo = h->n_memo;
-    twin->memo_ways = h->memo_ways;
-    twin->memo_size = h->memo_size;
-    twin->memo_per = h->memo_per;
+    memo_move(twin, h); /* the memo goes where the hashing is */
     h->ahead = kv__ahead_start(twin, trace, shared_prefix, max_bytes);
     if (!h->ahead) {
-        twin->memo = NULL;
-        twin->ways = NULL;
+        memo_move(h, twin);
         kv_hasher_destroy(twin);
         return -KV_ENOMEM;
     }
-    h->memo = NULL;
-    h->ways = NULL;
-    h->n_memo = 0;
     return 0;
 }
 

@@ -36,14 +36,15 @@ enum { ROW_EMPTY = 0, ROW_WRITING, ROW_READY, ROW_TAKEN, ROW_DONE };
 
 typedef struct ahead_row {
     _Atomic uint32_t state;
-    uint32_t n;     /* digests in d (READY) */
-    kv_digest *d;   /* n digests, the producer's allocation (READY) */
-    kv_content c;   /* the row's content, to check that a request asking is this row */
+    uint32_t n;                   /* digests in d (READY) */
+    kv_digest *d;                 /* n digests, the producer's allocation (READY) */
+    const kv_request_spec *spec;  /* the trace's row, NULL if none */
 } ahead_row;
 
 struct kv_ahead {
     kv_hasher *twin; /* the producer's hasher */
     const kv_trace *trace;
+    uint32_t shared_prefix;
     ahead_row *rows; /* by row (kv_request_spec.row), n_rows */
     size_t n_rows;
     size_t max_bytes;
@@ -55,6 +56,12 @@ struct kv_ahead {
     pthread_cond_t room;
     pthread_t thread;
 };
+
+/* Row e's content, as the replay's requests get theirs (kv_content_from_spec). */
+static void row_content(const kv_ahead *a, const ahead_row *e, kv_content *c)
+{
+    kv_content_from_spec(c, e->spec, a->trace->trace_block_size, a->shared_prefix);
+}
 
 static bool same_content(const kv_content *a, const kv_content *b)
 {
@@ -89,7 +96,9 @@ static void *produce(void *arg)
         if (row >= a->n_rows)
             continue;
         ahead_row *e = &a->rows[row];
-        uint32_t n = kv_content_first_private(&e->c, b);
+        kv_content c;
+        row_content(a, e, &c);
+        uint32_t n = kv_content_first_private(&c, b);
         size_t need = (size_t)n * sizeof(kv_digest);
         if (n == 0 || need > a->max_bytes || !wait_for_room(a, need))
             continue;
@@ -102,7 +111,7 @@ static void *produce(void *arg)
             continue;
         }
         uint64_t before = kv_hasher_blocks_hashed(a->twin);
-        kv__chain_compute(a->twin, &e->c, e->d, 0, n);
+        kv__chain_compute(a->twin, &c, e->d, 0, n);
         e->n = n;
         atomic_fetch_add(&a->waiting, need);
         atomic_fetch_add_explicit(&a->hashed, kv_hasher_blocks_hashed(a->twin) - before,
@@ -118,14 +127,13 @@ kv_ahead *kv__ahead_start(kv_hasher *twin, const kv_trace *trace, uint32_t share
     kv_ahead *a = kv_xcalloc(1, sizeof *a);
     a->twin = twin;
     a->trace = trace;
+    a->shared_prefix = shared_prefix;
     a->n_rows = trace->n;
     a->max_bytes = max_bytes;
     a->rows = kv_xcalloc(trace->n ? trace->n : 1, sizeof *a->rows);
-    for (size_t i = 0; i < trace->n; i++) {
-        const kv_request_spec *r = &trace->reqs[i];
-        if (r->row < a->n_rows)
-            kv_content_from_spec(&a->rows[r->row].c, r, trace->trace_block_size, shared_prefix);
-    }
+    for (size_t i = 0; i < trace->n; i++)
+        if (trace->reqs[i].row < a->n_rows)
+            a->rows[trace->reqs[i].row].spec = &trace->reqs[i];
     if (pthread_mutex_init(&a->mu, NULL) != 0)
         goto fail_mu;
     if (pthread_cond_init(&a->room, NULL) != 0)
@@ -185,9 +193,13 @@ static void release(kv_ahead *a, ahead_row *e)
 bool kv__ahead_serve(kv_ahead *a, kv_hasher *h, const kv_content *c, kv_digest *digests,
                      uint32_t from, uint32_t to)
 {
-    if (c->row >= a->n_rows || !same_content(c, &a->rows[c->row].c))
+    if (c->row >= a->n_rows || !a->rows[c->row].spec)
         return false; /* not a row of this trace */
     ahead_row *e = &a->rows[c->row];
+    kv_content mine;
+    row_content(a, e, &mine);
+    if (!same_content(c, &mine))
+        return false;
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
     if (st == ROW_EMPTY &&
         atomic_compare_exchange_strong_explicit(&e->state, &st, ROW_TAKEN, memory_order_acquire,
