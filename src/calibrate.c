@@ -89,7 +89,8 @@ double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, 
     for (int k = 0; k < KV_CAL_N_METRICS; k++) {
         double p = pred->v[k], m = meas->v[k];
         if (p > 0 && m > 0 && isfinite(p) && isfinite(m)) {
-            sum += fabs(log(p / m));
+            double e = log(p / m);
+            sum += e * e;
             (*count)++;
         }
     }
@@ -372,7 +373,7 @@ static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
         sum += kv_cal_log_error(&p, &s->runs[i].measured, &c);
         count += c;
     }
-    *loss = count ? sum / count : INFINITY;
+    *loss = count ? sqrt(sum / count) : INFINITY;
     if (s->n_memo == s->cap_memo) {
         s->cap_memo = s->cap_memo * 2 + 16;
         s->memo = kv_xrealloc(s->memo, s->cap_memo * w * sizeof *s->memo);
@@ -511,7 +512,7 @@ static double train_loss(const kv_cal_result *out, bool after)
         sum += kv_cal_log_error(after ? &r->after : &r->before, &r->measured, &c);
         count += c;
     }
-    return count ? sum / count : INFINITY;
+    return count ? sqrt(sum / count) : INFINITY;
 }
 
 /* Run i's warm-up prompts (kv_cal_warm), as indices into its requests; 0 or -KV_EINVAL when

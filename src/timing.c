@@ -253,6 +253,8 @@ void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_s
         t->attn_bw = g->attn_bw;
     if (!given(t, K_ATTN_LAT))
         t->attn_lat_s = g->attn_lat;
+    if (!given(t, K_LAYER_LAT))
+        t->layer_lat_s = g->layer_lat;
     if (!given(t, K_LINK))
         t->link = g->link;
     double bw, lat;

@@ -321,8 +321,9 @@ Test(calibrate, metrics_are_computed_as_vllm_bench_serve_does)
     int c;
     kv_cal_metrics p = m;
     p.v[KV_CAL_TTFT_MEAN] *= exp(0.5);
+    p.v[KV_CAL_TTFT_P99] *= exp(-0.3);
     p.v[KV_CAL_TPOT_MEAN] = NAN;
-    cr_assert_float_eq(kv_cal_log_error(&p, &m, &c), 0.5, 1e-12);
+    cr_assert_float_eq(kv_cal_log_error(&p, &m, &c), 0.25 + 0.09, 1e-12, "squares, either sign");
     cr_assert_eq(c, 4, "an undefined metric is left out");
 }
 
@@ -464,20 +465,28 @@ Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
     kv_diag d;
     so.sched.max_batched_tokens = 2048;
     so.sched.async_scheduling = false; /* else the host overhead hides behind the GPU */
-    /* The base model the fit starts from: the A100's MAMF and bandwidth ceilings, fixed
-     * here so that the scenario does not move with the presets (src/presets.c).  The
-     * truth: overhead 5 ms and mbu at 0.75 of the base's (0.88 → 0.66, attn likewise). */
-    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88";
+    /* The base model the fit starts from: the A100's MAMF and bandwidth ceilings and a
+     * layer_lat, fixed here so that the scenario does not move with the presets
+     * (src/presets.c).  The truth: overhead 4.2 ms and mbu at 0.83 of the base's (0.88 →
+     * 0.7304, attn likewise), off the search's lattice (start ± step / 2^k: overhead 2 ms ±
+     * 4 ms / 2^k, the factor 1 ± 0.25 / 2^k), so an exact hit is not a matter of arithmetic.
+     * The fitted runs are closed loops of one client (runs 0 and 2): each request finds
+     * the engine idle, so TTFT is overhead + prefill and TPOT overhead + a decode step,
+     * and the two keys are told apart.  Fitted on open-loop runs alone, overhead and mbu
+     * trade along a valley whose floor is the replays' scheduling noise (an arrival just
+     * before or after a step boundary waits a step more) and the fit lands anywhere on it:
+     * docs/accuracy.md "The fit's objective". */
+    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05";
     kv_timing t;
     cr_assert_eq(kv_timing_parse(so.time_model, &t, &d), 0);
     kv_timing_bind(&t, &setup.model, &setup.gpu, &setup.shard);
     char truth[512];
     snprintf(truth, sizeof truth,
-             "roofline:mfu=0.869230769,mfu8=0.869230769,overhead=0.005,mbu=%.9g,attn=%.9g",
-             0.75 * t.mbu,
-             0.75 * (t.attn_bw > 0 ? t.attn_bw : t.mbu));
-    double rates[4] = {8.0, 0, 2.0, 0};
-    uint32_t conc[4] = {0, 4, 0, 0};
+             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,overhead=0.0042,"
+             "mbu=%.9g,attn=%.9g",
+             0.83 * t.mbu, 0.83 * (t.attn_bw > 0 ? t.attn_bw : t.mbu));
+    double rates[4] = {0, 0, 0, 8.0};
+    uint32_t conc[4] = {1, 4, 1, 0};
     size_t sizes[4] = {120, 240, 80, 160};
     kv_bench *b[4];
     for (int i = 0; i < 4; i++) {
@@ -493,8 +502,8 @@ Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
     cr_assert_eq(kv_calibrate(&so, &setup, b, 4, &co, &r, &d), 0, "%s", d.msg);
     cr_assert_eq(r.n_keys, 2);
     cr_assert_eq(r.keys[0], KV_CAL_KEY_OVERHEAD);
-    cr_assert_float_eq(r.fitted[0], 0.005, 0.005 * 0.02, "overhead %g", r.fitted[0]);
-    cr_assert_float_eq(r.fitted[1], 0.75, 0.75 * 0.02, "mbu factor %g", r.fitted[1]);
+    cr_assert_float_eq(r.fitted[0], 0.0042, 0.0042 * 0.02, "overhead %g", r.fitted[0]);
+    cr_assert_float_eq(r.fitted[1], 0.83, 0.83 * 0.02, "mbu factor %g", r.fitted[1]);
     bool held[4] = {false, true, false, true};
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(r.runs[i].held_out, held[i], "run %d", i);

@@ -174,18 +174,19 @@ Test(timing, link_defaults_follow_the_preset_and_the_link_key)
 /* Parameters are copied into each test's process, so strings are stored inline. */
 typedef struct gpu_case {
     char gpu[16];
-    double hbm, mbu, attn, attn_lat; /* the cited preset figures, repeated here */
+    double hbm, mbu, attn, attn_lat, layer_lat; /* the cited preset figures, repeated here */
 } gpu_case;
 
 ParameterizedTestParameters(timing, decode_uses_the_gpu_s_cited_efficiencies)
 {
     static gpu_case cases[] = {
-        {"A100-40G", 1555e9, 0.70, 0.78, 22e-6}, /* mbu: Vidur's decode layer (presets.c) */
-        {"A100-80G", 2039e9, 0.70, 0.78, 22e-6},
-        {"H100-SXM", 3.35e12, 0.70, 0.68, 13.5e-6},
-        {"H200", 4.8e12, 0.70, 0.68, 13.5e-6},
-        {"L40S", 864e9, 0.8, 0.8, 0},
-        {"MI300X", 5.3e12, 0.8, 0.8, 0},
+        /* mbu, layer_lat: Vidur's decode layers at TP 1-8 (presets.c [VIDURTP]) */
+        {"A100-40G", 1555e9, 0.770, 0.78, 22e-6, 35.8e-6},
+        {"A100-80G", 2039e9, 0.770, 0.78, 22e-6, 35.8e-6},
+        {"H100-SXM", 3.35e12, 0.855, 0.68, 13.5e-6, 29.2e-6},
+        {"H200", 4.8e12, 0.855, 0.68, 13.5e-6, 29.2e-6},
+        {"L40S", 864e9, 0.8, 0.8, 0, 0},
+        {"MI300X", 5.3e12, 0.8, 0.8, 0, 0},
     };
     return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -194,7 +195,8 @@ ParameterizedTest(gpu_case *c, timing, decode_uses_the_gpu_s_cited_efficiencies)
 {
     /* Llama-3-8B (untied, V·h = 128,256·4,096 = 525,336,576), one decode over 1,000 tokens:
      * the embedding table is not streamed, so W = (8,030,261,248 − 525,336,576) · 2 B, and
-     * the KV history goes at the attention efficiency plus 32 fixed per-layer costs. */
+     * the KV history goes at the attention efficiency plus 32 fixed per-layer costs (the
+     * attention call's and the rest of the layer's). */
     kv_model m;
     kv_gpu g;
     kv_diag d;
@@ -203,7 +205,8 @@ ParameterizedTest(gpu_case *c, timing, decode_uses_the_gpu_s_cited_efficiencies)
     kv_timing t = bound("roofline", &m, &g, 1, 1);
     double w = (8030261248.0 - 525336576.0) * 2;
     double kv = 1001.0 * 131072;
-    double want = 0.002 + w / (c->hbm * c->mbu) + kv / (c->hbm * c->attn) + 32 * c->attn_lat;
+    double want = 0.002 + w / (c->hbm * c->mbu) + kv / (c->hbm * c->attn) +
+                  32 * (c->attn_lat + c->layer_lat);
     cr_assert_eq(step(&t, 1, 1000, 1000, 1), llround(want * 1e9), "%s", c->gpu);
 }
 
@@ -557,8 +560,9 @@ Test(timing, cli_echoes_the_resolved_model)
                   "--tp", "4", "--time-model", "roofline:overhead=0.003", "--json", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"time_model\": \"roofline:overhead=0.003,seq_overhead=0,"
-                            "mfu=0.637,mfu8=0.637,mbu=0.7,attn=0.78,"
-                            "attn_lat=2.2e-05,layer_lat=0,link=nvlink3,ar_bw=2e+11,ar_lat=9.85e-06,"
+                            "mfu=0.637,mfu8=0.637,mbu=0.77,attn=0.78,"
+                            "attn_lat=2.2e-05,layer_lat=3.58e-05,link=nvlink3,ar_bw=2e+11,"
+                            "ar_lat=9.85e-06,"
                             "pp_bw=2e+11,pp_lat=9.85e-06\""),
               "%s", r.out);
     run_result_free(&r);

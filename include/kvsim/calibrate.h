@@ -7,9 +7,12 @@
  * the caller's options and setup, only the time model changing.  Both sides are summarised
  * the way vllm bench serve does (kv_cal_metrics_compute), and the fit minimises
  *
- *   loss = mean over the fitted runs and the five metrics of |ln(predicted / measured)|
+ *   loss = √(mean over the fitted runs and the five metrics of ln(predicted / measured)²)
  *
- * (a metric undefined on either side — TPOT with single-token outputs — is left out) by a
+ * (a metric undefined on either side — TPOT with single-token outputs — is left out; the
+ * root mean square rather than the mean |ln|, whose kink at every metric's zero stops the
+ * search's moves along the keys short of the optimum: docs/accuracy.md "The fit's
+ * objective") by a
  * deterministic pattern search: from the start point, try ± step on each key in turn,
  * keep any move that lowers the loss by more than 1e-9, and when no move does, halve every
  * step, KV_CAL_HALVINGS times; stop early when the replay budget is spent.  Evaluations are
@@ -90,7 +93,7 @@ typedef struct kv_cal_sample {
  * (last finish − first send).  n ≥ 1.  Can't fail (out of memory aborts). */
 void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *out);
 
-/* Σ |ln(p / m)| over the metrics defined and positive on both sides, and their count. */
+/* Σ ln(p / m)² over the metrics defined and positive on both sides, and their count. */
 double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, int *count);
 
 typedef enum kv_cal_holdout {

@@ -93,6 +93,9 @@ typedef struct kv_gpu {
     double attn_lat; /* decode attention fixed cost per layer and step, s (kernel latency,
                         split-KV reduction): why short or small-batch KV reads fall short of
                         attn_bw */
+    double layer_lat; /* fixed cost per layer and step of a layer's other kernels (the
+                         weight GEMMs' launch and tail, norms, rotary, activation), s: why
+                         a rank streaming a small share of the weights falls short of mbu */
 } kv_gpu;
 
 /* Presets.  0, or -KV_ENOENT with diag "unknown model preset 'x' (known: …)". */

@@ -69,9 +69,9 @@ typedef struct kv_timing {
     double mbu;            /* [mbu] achieved fraction of HBM bandwidth streaming weights */
     double attn_bw;        /* [attn] the same for attention's KV reads; 0 = mbu */
     double attn_lat_s;     /* [attn_lat] fixed attention cost per layer and step, ≥ 0 */
-    double layer_lat_s;    /* [layer_lat] fixed cost of a layer's other small kernels (norms,
-                              rotary, activation) per step, ≥ 0; 0 by default: no cited
-                              measurement, a calibration target */
+    double layer_lat_s;    /* [layer_lat] fixed cost per layer and step of the layer's kernels
+                              but attention (launches and tails, norms, rotary, activation),
+                              ≥ 0; the GPU preset's (src/presets.c [VIDURTP]) */
     kv_link link;          /* [link] interconnect whose figures seed ar_* and pp_* */
     double ar_bw;          /* [ar_bw] all-reduce bus bandwidth, bytes/s; 0 = not charged */
     double ar_lat_s;       /* [ar_lat] latency of one all-reduce, s */

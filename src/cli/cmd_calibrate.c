@@ -181,7 +181,8 @@ static void print_result(const kv_cal_result *res)
     printf("calibrated on %zu of %zu runs (%zu held out), %u replays%s\n", res->n_runs - held,
            res->n_runs, held, (unsigned)res->replays,
            res->budget_spent ? " (stopped by --max-replays)" : "");
-    printf("mean |ln(predicted / measured)| on the fitted runs: %.4f before, %.4f after\n",
+    printf("root mean square of ln(predicted / measured) on the fitted runs: %.4f before, "
+           "%.4f after\n",
            res->loss_before, res->loss_after);
     for (size_t j = 0; j < res->n_keys; j++) {
         int k = res->keys[j];
