@@ -5,6 +5,7 @@
  * known roofline parameters from a benchmark kvsim itself generated, the hold-out split,
  * every bad-input path of both readers, and the CLI's error lines. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,6 +526,58 @@ Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
     cr_assert_eq(kv_calibrate(&so, &setup, b, 4, &co, &r, &d), 0, "%s", d.msg);
     cr_assert(r.budget_spent);
     cr_assert_leq(r.replays, 6);
+    kv_cal_result_release(&r);
+    for (int i = 0; i < 4; i++)
+        kv_bench_free(b[i]);
+}
+
+/* The same scenario for five more truths, on and off the search's lattice: the one-client
+ * runs pin overhead and mbu wherever they are (README "Which runs to fit on"). */
+typedef struct truth_case {
+    double overhead, mbu;
+} truth_case;
+
+ParameterizedTestParameters(calibrate_fit, recovers_other_truths_from_one_client_runs)
+{
+    static truth_case cases[] = {{0.005, 0.75}, {0.006, 0.70}, {0.003, 0.60},
+                                 {0.008, 0.90}, {0.0055, 0.78}};
+    return cr_make_param_array(truth_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(truth_case *c, calibrate_fit, recovers_other_truths_from_one_client_runs)
+{
+    kv_setup setup;
+    kv_sim_options so;
+    setup_with("A100-80G", KV_TEST_SANITIZED ? (uint32_t)atoi(KV_TEST_SLICE_BLOCKS) : 0, &setup,
+               &so);
+    kv_diag d;
+    so.sched.max_batched_tokens = 2048;
+    so.sched.async_scheduling = false;
+    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05";
+    char truth[512];
+    snprintf(truth, sizeof truth,
+             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,overhead=%.9g,"
+             "mbu=%.9g,attn=%.9g",
+             c->overhead, 0.88 * c->mbu, 0.78 * c->mbu); /* attn: the A100's 0.78 */
+    double rates[4] = {0, 0, 0, 8.0};
+    uint32_t conc[4] = {1, 4, 1, 0};
+    size_t sizes[4] = {120, 240, 80, 160};
+    kv_bench *b[4];
+    for (int i = 0; i < 4; i++) {
+        char *p = synthetic(&so, &setup, i, sizes[i], rates[i], conc[i], truth);
+        cr_assert_eq(kv_bench_load(&b[i], p, &d), 0, "%s", d.msg);
+        cr_assert_eq(kv_bench_sends(b[i], KV_BENCH_RULE_SERVE, (uint32_t)i, &d), 0);
+        free(p);
+    }
+    kv_cal_options co;
+    kv_cal_options_init(&co);
+    co.holdout = KV_CAL_HOLDOUT_ALTERNATE;
+    kv_cal_result r;
+    cr_assert_eq(kv_calibrate(&so, &setup, b, 4, &co, &r, &d), 0, "%s", d.msg);
+    cr_assert_float_eq(r.fitted[0], c->overhead, c->overhead * 0.02, "overhead %g for %g",
+                       r.fitted[0], c->overhead);
+    cr_assert_float_eq(r.fitted[1], c->mbu, c->mbu * 0.02, "mbu factor %g for %g", r.fitted[1],
+                       c->mbu);
     kv_cal_result_release(&r);
     for (int i = 0; i < 4; i++)
         kv_bench_free(b[i]);
