@@ -68,7 +68,7 @@ typedef struct gpu_preset {
     double peak_flops; /* dense BF16 FLOP/s */
     double fp8_flops;  /* dense FP8 FLOP/s, 0 = no FP8 tensor cores */
     kv_link link;
-    double mfu, mfu_fp8, mbu, attn_bw, attn_lat, layer_lat; /* kv_gpu, sources below */
+    double mfu, mfu_fp8, mbu, attn_bw, attn_lat, layer_lat, smooth, act_bytes; /* kv_gpu */
 } gpu_preset;
 
 /* Achieved fractions, and where each comes from.  They are microbenchmark and datasheet
@@ -121,44 +121,57 @@ typedef struct gpu_preset {
  *        29.2 us (1.9 %, at most 14.4 %).  One fraction for every size (0.70, the 7B TP 1
  *        figure above) errs by 13 % and 16 % on average there, at most 51 % and 56 %.  The
  *        fraction is the slope, in line with [FD]'s 0.78 and [H100BW]'s 0.84.
+ * [VIDURK] the same profiles, every row of 1 to 4,096 tokens (A100 7,308, H100 5,220), with
+ *        mbu and layer_lat as above: the layer against the roofline's C (its GEMM FLOPs)
+ *        and M (its weights and fixed cost) as (C^p + M^p)^(1/p) + E, E = T · h ·
+ *        act_bytes / hbm the activations every rank reads and writes in full (norms,
+ *        residual add, the GEMMs' inputs and outputs), by the mean relative error: A100
+ *        mfu 0.709, p (smooth) 1.46, act_bytes 32.1 B (mean |error| 4.2 %, at most 38 %,
+ *        near the ridge, 128–256 tokens); H100 0.705, 1.32, 35.5 B (5.6 %, at most 42 %).
+ *        tools/vidur_fit.py prints both fits from a Vidur checkout.
+ *        max(C, M) with the one-layer figures ([VIDUR] mfu, mbu 0.70) errs there by 10.1 %
+ *        and 21.4 % on average, at most 65 % and 77 %: it misses the gradual ridge, where
+ *        kernels reach neither peak, and a rank's activations, which do not shrink with TP.
  * Rows marked "no measurement" keep kvsim's earlier generic values (mfu 0.6, mbu 0.8,
  * attention = mbu with no fixed cost); docs/accuracy.md lists them. */
 static const gpu_preset gpus[] = {
     /* NVIDIA A100 datasheet (SXM4 40GB): 40 GB HBM2, 1,555 GB/s, BF16 312 TFLOPS dense
      * (624 with sparsity); no FP8; NVLink 3 600 GB/s (both directions) through NVSwitch.
-     * mfu [VIDUR] 0.637, mbu and layer_lat [VIDURTP] 0.770, 35.8 us (the 80 GB part's; the
-     * same chip); attention [FD].  (Before December 2026 the ceilings: mfu [MAMF]
-     * 271.2/312, mbu [A100BW] 0.88; then mbu [VIDUR] 0.70 with no layer_lat.) */
-    {"A100-40G", 40, 1555e9, 312e12, 0, KV_LINK_NVLINK3, 0.637, 0.637, 0.770, 0.78, 22e-6,
-     35.8e-6},
+     * mbu and layer_lat [VIDURTP] 0.770, 35.8 us; mfu, smooth, act_bytes [VIDURK] 0.709,
+     * 1.46, 32.1 B (the 80 GB part's; the same chip); attention [FD].  (Before December
+     * 2026 the ceilings: mfu [MAMF] 271.2/312, mbu [A100BW] 0.88; then [VIDUR] 0.637 and
+     * 0.70 with max(C, M) and no layer_lat.) */
+    {"A100-40G", 40, 1555e9, 312e12, 0, KV_LINK_NVLINK3, 0.709, 0.709, 0.770, 0.78, 22e-6,
+     35.8e-6, 1.46, 32.1},
     /* NVIDIA A100 datasheet (SXM4 80GB): 80 GB HBM2e, 2,039 GB/s, BF16 312 TFLOPS dense.
      * Same sources as the 40 GB part. */
-    {"A100-80G", 80, 2039e9, 312e12, 0, KV_LINK_NVLINK3, 0.637, 0.637, 0.770, 0.78, 22e-6,
-     35.8e-6},
+    {"A100-80G", 80, 2039e9, 312e12, 0, KV_LINK_NVLINK3, 0.709, 0.709, 0.770, 0.78, 22e-6,
+     35.8e-6, 1.46, 32.1},
     /* NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity
      * → 989.5 dense, FP8 3,958 with sparsity → 1,979 dense; NVLink 4 900 GB/s.
-     * mfu [VIDUR] 0.661; mbu, layer_lat [VIDURTP] 0.855, 29.2 us; mfu_fp8 [MAMF] 1402.6/1979
-     * (no layer profile in FP8: a ceiling); attention [ORT].  (Before December 2026: mfu
-     * [MAMF] 794.5/989.5, mbu [H100BW] 0.78; then mbu [VIDUR] 0.70 with no layer_lat.) */
-    {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.661, 1402.6 / 1979, 0.855,
-     0.68, 13.5e-6, 29.2e-6},
+     * mbu, layer_lat [VIDURTP] 0.855, 29.2 us; mfu, smooth, act_bytes [VIDURK] 0.705, 1.32,
+     * 35.5 B; mfu_fp8 [MAMF] 1402.6/1979 (no layer profile in FP8: a ceiling); attention
+     * [ORT].  (Before December 2026: mfu [MAMF] 794.5/989.5, mbu [H100BW] 0.78; then
+     * [VIDUR] 0.661 and 0.70 with max(C, M) and no layer_lat.) */
+    {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.705, 1402.6 / 1979, 0.855,
+     0.68, 13.5e-6, 29.2e-6, 1.32, 35.5},
     /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity
-     * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [VIDUR] as H100 (the same chip
+     * → 989.5 dense, FP8 1,979 dense; NVLink 4 900 GB/s.  mfu [VIDURK] as H100 (the same chip
      * and clocks), mfu_fp8 [MAMF] 1453.4/1979.  No measurement of its memory or attention
      * efficiency: the H100's fractions and fixed costs (same Hopper chip and memory system,
      * faster HBM3e). */
-    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.661, 1453.4 / 1979, 0.855,
-     0.68, 13.5e-6, 29.2e-6},
+    {"H200", 141, 4.8e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.705, 1453.4 / 1979, 0.855,
+     0.68, 13.5e-6, 29.2e-6, 1.32, 35.5},
     /* NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, BF16 tensor 362.05 TFLOPS dense
      * (733 with sparsity), FP8 733 dense (1,466 with sparsity); PCIe Gen4 x16, no NVLink.
      * No measurement of any efficiency. */
-    {"L40S", 48, 864e9, 362.05e12, 733e12, KV_LINK_PCIE4, 0.6, 0.6, 0.8, 0.8, 0, 0},
+    {"L40S", 48, 864e9, 362.05e12, 733e12, KV_LINK_PCIE4, 0.6, 0.6, 0.8, 0.8, 0, 0, 0, 0},
     /* AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s peak bandwidth, BF16 1,307.4
      * TFLOPS dense (2,614.9 with sparsity), FP8 2,614.9 dense; 7 Infinity Fabric links, one
      * per peer in an 8-GPU platform.  mfu [MAMF] 668.4/1307.4; no FP8, memory or attention
      * measurement. */
     {"MI300X", 192, 5.3e12, 1307.4e12, 2614.9e12, KV_LINK_XGMI3, 668.4 / 1307.4, 668.4 / 1307.4,
-     0.8, 0.8, 0, 0},
+     0.8, 0.8, 0, 0, 0, 0},
 };
 
 /* All-reduce figures of each link: bus bandwidth (nccl-tests busbw, bytes/s) and latency
@@ -279,6 +292,8 @@ int kv_gpu_preset(const char *name, kv_gpu *out, kv_diag *diag)
         out->attn_bw = p->attn_bw;
         out->attn_lat = p->attn_lat;
         out->layer_lat = p->layer_lat;
+        out->smooth = p->smooth;
+        out->act_bytes = p->act_bytes;
         return 0;
     }
     return kv_diag_set(diag, -KV_ENOENT, "unknown GPU preset '%s' (known: %s)", name,

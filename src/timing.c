@@ -38,6 +38,8 @@
     X(ATTN, "attn", attn_bw, 0, true, 1)                                                           \
     X(ATTN_LAT, "attn_lat", attn_lat_s, 0, false, 1)                                               \
     X(LAYER_LAT, "layer_lat", layer_lat_s, 0, false, 1)                                            \
+    X(SMOOTH, "smooth", smooth, 0, false, 100)                                                     \
+    X(ACT_BYTES, "act_bytes", act_bytes, 0, false, 1e6)                                            \
     X(LINK, "link", overhead_s, 0, false, 0)                                                       \
     X(AR_BW, "ar_bw", ar_bw, 0, false, 1e15)                                                       \
     X(AR_LAT, "ar_lat", ar_lat_s, 0, false, 1)                                                     \
@@ -164,6 +166,11 @@ static int parse_roofline(const char *args, kv_timing *t, kv_diag *diag, const c
                 return kv_diag_set(diag, -KV_EINVAL,
                                    "{time_model} '%s': '%s' must be in %c%g, %g], got %g", spec,
                                    kk->name, kk->lo_open ? '(' : '[', kk->lo, kk->hi, v);
+            if (k == K_SMOOTH && v > 0 && v < 1) /* below 1 the "maximum" exceeds C + M */
+                return kv_diag_set(diag, -KV_EINVAL,
+                                   "{time_model} '%s': 'smooth' must be 0 (the maximum) or in "
+                                   "[1, 100], got %g",
+                                   spec, v);
             *field(t, kk) = v;
         }
         t->given |= 1u << k;
@@ -255,6 +262,10 @@ void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_s
         t->attn_lat_s = g->attn_lat;
     if (!given(t, K_LAYER_LAT))
         t->layer_lat_s = g->layer_lat;
+    if (!given(t, K_SMOOTH))
+        t->smooth = g->smooth;
+    if (!given(t, K_ACT_BYTES))
+        t->act_bytes = g->act_bytes;
     if (!given(t, K_LINK))
         t->link = g->link;
     double bw, lat;
@@ -317,6 +328,11 @@ static double roofline(const kv_timing *t, const kv_step_load *ld)
     if (ld->tokens > 0)
         memory += t->layers_rank * (t->attn_lat_s + t->layer_lat_s);
     double stage = compute > memory ? compute : memory;
+    if (t->smooth > 0 && stage > 0) { /* (C^p + M^p)^(1/p), scaled by the larger term */
+        double lo = compute > memory ? memory : compute;
+        stage *= pow(1.0 + pow(lo / stage, t->smooth), 1.0 / t->smooth);
+    }
+    stage += t->layers_rank * T * t->hidden * t->act_bytes / t->hbm_bw;
     double act = T * t->hidden * 2.0; /* bf16 activations of the step */
     if (t->tp > 1 && ld->tokens > 0) {
         double wire = t->ar_bw > 0 ? 2.0 * (t->tp - 1) / t->tp * act / t->ar_bw : 0;

@@ -467,8 +467,8 @@ Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
     so.sched.max_batched_tokens = 2048;
     so.sched.async_scheduling = false; /* else the host overhead hides behind the GPU */
     /* The base model the fit starts from: the A100's MAMF and bandwidth ceilings and a
-     * layer_lat, fixed here so that the scenario does not move with the presets
-     * (src/presets.c).  The truth: overhead 4.2 ms and mbu at 0.83 of the base's (0.88 →
+     * layer_lat, smooth and act_bytes, fixed here so that the scenario does not move with the
+     * presets (src/presets.c).  The truth: overhead 4.2 ms and mbu at 0.83 of the base's (0.88 →
      * 0.7304, attn likewise), off the search's lattice (start ± step / 2^k: overhead 2 ms ±
      * 4 ms / 2^k, the factor 1 ± 0.25 / 2^k), so an exact hit is not a matter of arithmetic.
      * The fitted runs are closed loops of one client (runs 0 and 2): each request finds
@@ -477,13 +477,15 @@ Test(calibrate_fit, recovers_known_parameters_and_holds_out_alternate_runs)
      * trade along a valley whose floor is the replays' scheduling noise (an arrival just
      * before or after a step boundary waits a step more) and the fit lands anywhere on it:
      * docs/accuracy.md "The fit's objective". */
-    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05";
+    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05,"
+                    "smooth=1.46,act_bytes=32.1";
     kv_timing t;
     cr_assert_eq(kv_timing_parse(so.time_model, &t, &d), 0);
     kv_timing_bind(&t, &setup.model, &setup.gpu, &setup.shard);
     char truth[512];
     snprintf(truth, sizeof truth,
-             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,overhead=0.0042,"
+             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,smooth=1.46,"
+             "act_bytes=32.1,overhead=0.0042,"
              "mbu=%.9g,attn=%.9g",
              0.83 * t.mbu, 0.83 * (t.attn_bw > 0 ? t.attn_bw : t.mbu));
     double rates[4] = {0, 0, 0, 8.0};
@@ -539,8 +541,8 @@ typedef struct truth_case {
 
 ParameterizedTestParameters(calibrate_fit, recovers_other_truths_from_one_client_runs)
 {
-    static truth_case cases[] = {{0.005, 0.75}, {0.006, 0.70}, {0.003, 0.60},
-                                 {0.008, 0.90}, {0.0055, 0.78}};
+    static truth_case cases[] = {
+        {0.005, 0.75}, {0.006, 0.70}, {0.003, 0.60}, {0.008, 0.90}, {0.0055, 0.78}};
     return cr_make_param_array(truth_case, cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -553,10 +555,12 @@ ParameterizedTest(truth_case *c, calibrate_fit, recovers_other_truths_from_one_c
     kv_diag d;
     so.sched.max_batched_tokens = 2048;
     so.sched.async_scheduling = false;
-    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05";
+    so.time_model = "roofline:mfu=0.869230769,mfu8=0.869230769,mbu=0.88,layer_lat=3.58e-05,"
+                    "smooth=1.46,act_bytes=32.1";
     char truth[512];
     snprintf(truth, sizeof truth,
-             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,overhead=%.9g,"
+             "roofline:mfu=0.869230769,mfu8=0.869230769,layer_lat=3.58e-05,smooth=1.46,"
+             "act_bytes=32.1,overhead=%.9g,"
              "mbu=%.9g,attn=%.9g",
              c->overhead, 0.88 * c->mbu, 0.78 * c->mbu); /* attn: the A100's 0.78 */
     double rates[4] = {0, 0, 0, 8.0};

@@ -174,19 +174,20 @@ Test(timing, link_defaults_follow_the_preset_and_the_link_key)
 /* Parameters are copied into each test's process, so strings are stored inline. */
 typedef struct gpu_case {
     char gpu[16];
-    double hbm, mbu, attn, attn_lat, layer_lat; /* the cited preset figures, repeated here */
+    double hbm, mbu, attn, attn_lat, layer_lat, smooth, act_bytes; /* the cited preset figures */
 } gpu_case;
 
 ParameterizedTestParameters(timing, decode_uses_the_gpu_s_cited_efficiencies)
 {
     static gpu_case cases[] = {
         /* mbu, layer_lat: Vidur's decode layers at TP 1-8 (presets.c [VIDURTP]) */
-        {"A100-40G", 1555e9, 0.770, 0.78, 22e-6, 35.8e-6},
-        {"A100-80G", 2039e9, 0.770, 0.78, 22e-6, 35.8e-6},
-        {"H100-SXM", 3.35e12, 0.855, 0.68, 13.5e-6, 29.2e-6},
-        {"H200", 4.8e12, 0.855, 0.68, 13.5e-6, 29.2e-6},
-        {"L40S", 864e9, 0.8, 0.8, 0, 0},
-        {"MI300X", 5.3e12, 0.8, 0.8, 0, 0},
+        /* smooth, act_bytes: Vidur's layers at 1-4,096 tokens (presets.c [VIDURK]) */
+        {"A100-40G", 1555e9, 0.770, 0.78, 22e-6, 35.8e-6, 1.46, 32.1},
+        {"A100-80G", 2039e9, 0.770, 0.78, 22e-6, 35.8e-6, 1.46, 32.1},
+        {"H100-SXM", 3.35e12, 0.855, 0.68, 13.5e-6, 29.2e-6, 1.32, 35.5},
+        {"H200", 4.8e12, 0.855, 0.68, 13.5e-6, 29.2e-6, 1.32, 35.5},
+        {"L40S", 864e9, 0.8, 0.8, 0, 0, 0, 0},
+        {"MI300X", 5.3e12, 0.8, 0.8, 0, 0, 0, 0},
     };
     return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -196,7 +197,9 @@ ParameterizedTest(gpu_case *c, timing, decode_uses_the_gpu_s_cited_efficiencies)
     /* Llama-3-8B (untied, V·h = 128,256·4,096 = 525,336,576), one decode over 1,000 tokens:
      * the embedding table is not streamed, so W = (8,030,261,248 − 525,336,576) · 2 B, and
      * the KV history goes at the attention efficiency plus 32 fixed per-layer costs (the
-     * attention call's and the rest of the layer's). */
+     * attention call's and the rest of the layer's).  The compute term C is blended in by
+     * the smooth maximum, and the step's one token moves 32 · 4,096 · act_bytes bytes of
+     * activations. */
     kv_model m;
     kv_gpu g;
     kv_diag d;
@@ -205,17 +208,66 @@ ParameterizedTest(gpu_case *c, timing, decode_uses_the_gpu_s_cited_efficiencies)
     kv_timing t = bound("roofline", &m, &g, 1, 1);
     double w = (8030261248.0 - 525336576.0) * 2;
     double kv = 1001.0 * 131072;
-    double want = 0.002 + w / (c->hbm * c->mbu) + kv / (c->hbm * c->attn) +
-                  32 * (c->attn_lat + c->layer_lat);
-    cr_assert_eq(step(&t, 1, 1000, 1000, 1), llround(want * 1e9), "%s", c->gpu);
+    double mem =
+        w / (c->hbm * c->mbu) + kv / (c->hbm * c->attn) + 32 * (c->attn_lat + c->layer_lat);
+    double flops =
+        2 * (8030261248.0 - 2 * 525336576.0) + 2 * 525336576.0 + 4.0 * 32 * 32 * 128 * 1000;
+    double comp = flops / (g.peak_flops * g.mfu);
+    double stage =
+        c->smooth > 0 ? pow(pow(comp, c->smooth) + pow(mem, c->smooth), 1 / c->smooth) : mem;
+    double want = 0.002 + stage + 32 * 4096 * c->act_bytes / c->hbm;
+    cr_assert(llabs(step(&t, 1, 1000, 1000, 1) - llround(want * 1e9)) <= 1, "%s", c->gpu);
+    /* Without the two new terms the step is exactly the weights and the history. */
+    t = bound("roofline:smooth=0,act_bytes=0", &m, &g, 1, 1);
+    cr_assert_eq(step(&t, 1, 1000, 1000, 1), llround((0.002 + mem) * 1e9), "%s", c->gpu);
+}
+
+Test(timing, smooth_maximum_and_activation_traffic)
+{
+    /* The round GPU and model, TP 2, a 512-token chunk after 0 computed (read 131,328 pairs,
+     * streamed 512).  Per rank: weights 70e9 B, c_rank 163,840 B, 80 layers.
+     *   C = (2·70e9·512 + 4·80·64·128·131,328) / (2 · 1e15 · 0.5) = 71.3442 ms (rounded)
+     *   M = (70e9 + 1,024 · 163,840) / (2e12 · 0.5)               = 70.1677 ms
+     * smooth = 2: √(C² + M²); act_bytes = 30: E = 80 · 512 · 8,192 · 30 B / 2e12 = 5.0331648
+     * ms.  No overhead and no all-reduce, so the step is √(C² + M²) + E. */
+    kv_model m = round_model();
+    kv_gpu g = round_gpu();
+    const char *spec = "roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,"
+                       "smooth=2,act_bytes=30";
+    kv_timing t = bound(spec, &m, &g, 2, 1);
+    double pairs = 512.0 * 513 / 2;
+    double c = (2 * 70e9 * 512 + 4.0 * 80 * 64 * 128 * pairs) / (2 * 1e15 * 0.5);
+    double mm = (70e9 + 1024.0 * 163840) / (2e12 * 0.5);
+    double e = 80 * 512 * 8192 * 30.0 / 2e12;
+    cr_assert(fabs(e - 0.0050331648) < 1e-12);
+    int64_t got = step(&t, 512, (uint64_t)pairs, 512, 1);
+    cr_assert(llabs(got - llround((sqrt(c * c + mm * mm) + e) * 1e9)) <= 1, "%lld", (long long)got);
+    /* smooth = 0 is the maximum; a large p approaches it; p = 1 is the sum. */
+    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=0,"
+              "act_bytes=0",
+              &m, &g, 2, 1);
+    cr_assert_eq(step(&t, 512, (uint64_t)pairs, 512, 1), llround((c > mm ? c : mm) * 1e9));
+    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=1,"
+              "act_bytes=0",
+              &m, &g, 2, 1);
+    cr_assert(llabs(step(&t, 512, (uint64_t)pairs, 512, 1) - llround((c + mm) * 1e9)) <= 1);
+    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=100,"
+              "act_bytes=0",
+              &m, &g, 2, 1);
+    int64_t near = step(&t, 512, (uint64_t)pairs, 512, 1);
+    cr_assert(near > llround(c * 1e9) && near < llround(c * 1.01 * 1e9), "%lld", (long long)near);
+    /* An empty step (C = 0, no tokens) is the weights' time alone: neither term adds. */
+    t = bound(spec, &m, &g, 2, 1);
+    cr_assert_eq(step(&t, 0, 0, 0, 0), llround(70e9 / (2e12 * 0.5) * 1e9));
 }
 
 Test(timing, prefill_uses_the_layer_efficiency_and_fp8_peak)
 {
     /* An 8,192-token Llama-3-8B prefill is compute-bound.  GEMMs: 2 · P_tok · T with P_tok =
      * 8,030,261,248 − 2 · 525,336,576, plus the LM head once; attention 4·32·32·128 per
-     * (query, key) pair.  bf16 on H100 runs at Vidur's layer efficiency, 0.661 of 989.5
-     * TFLOPS (src/presets.c [VIDUR]). */
+     * (query, key) pair.  bf16 on H100 runs at the GEMM efficiency of Vidur's layers, 0.705
+     * of 989.5 TFLOPS (src/presets.c [VIDURK]); the smooth maximum and the activation
+     * traffic are left out here (smooth_maximum_and_activation_traffic tests them). */
     kv_model m;
     kv_gpu h100, a100;
     kv_diag d;
@@ -225,23 +277,23 @@ Test(timing, prefill_uses_the_layer_efficiency_and_fp8_peak)
     uint64_t pairs = 8192ull * 8193 / 2;
     double gemm = 2 * (8030261248.0 - 2 * 525336576.0) * 8192 + 2 * 525336576.0;
     double attn = 4.0 * 32 * 32 * 128 * (double)pairs;
-    kv_timing t = bound("roofline", &m, &h100, 1, 1);
+    kv_timing t = bound("roofline:smooth=0,act_bytes=0", &m, &h100, 1, 1);
     int64_t bf16 = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(bf16 - llround((0.002 + (gemm + attn) / (0.661 * 989.5e12)) * 1e9)) <= 1,
+    cr_assert(llabs(bf16 - llround((0.002 + (gemm + attn) / (0.705 * 989.5e12)) * 1e9)) <= 1,
               "%lld", (long long)bf16);
     /* FP8 weights: GEMMs at the FP8 MAMF 1,402.6 TFLOPS (a ceiling: no FP8 layer profile),
      * attention still at bf16's. */
     m.weight_bytes = 1.0;
-    t = bound("roofline", &m, &h100, 1, 1);
+    t = bound("roofline:smooth=0,act_bytes=0", &m, &h100, 1, 1);
     int64_t fp8 = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(fp8 - llround((0.002 + gemm / 1402.6e12 + attn / (0.661 * 989.5e12)) * 1e9)) <=
+    cr_assert(llabs(fp8 - llround((0.002 + gemm / 1402.6e12 + attn / (0.705 * 989.5e12)) * 1e9)) <=
                   1,
               "%lld", (long long)fp8);
-    /* The A100 has no FP8 tensor cores: FP8 weights run at its bf16 efficiency, 0.637 of
+    /* The A100 has no FP8 tensor cores: FP8 weights run at its bf16 efficiency, 0.709 of
      * 312 TFLOPS. */
-    t = bound("roofline", &m, &a100, 1, 1);
+    t = bound("roofline:smooth=0,act_bytes=0", &m, &a100, 1, 1);
     int64_t a = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(a - llround((0.002 + (gemm + attn) / (0.637 * 312e12)) * 1e9)) <= 1, "%lld",
+    cr_assert(llabs(a - llround((0.002 + (gemm + attn) / (0.709 * 312e12)) * 1e9)) <= 1, "%lld",
               (long long)a);
 }
 
@@ -310,7 +362,8 @@ static int64_t old_roofline(double overhead, double mfu, double mbu, const kv_mo
 }
 
 #define ZEROED                                                                                     \
-    "roofline:overhead=0.002,seq_overhead=0,mfu=0.6,mbu=0.8,attn=0.8,attn_lat=0,layer_lat=0"
+    "roofline:overhead=0.002,seq_overhead=0,mfu=0.6,mbu=0.8,attn=0.8,attn_lat=0,layer_lat=0,"      \
+    "smooth=0,act_bytes=0"
 
 Test(timing, zeroed_terms_are_the_old_roofline_on_a_grid)
 {
@@ -449,6 +502,8 @@ ParameterizedTestParameters(timing, every_key_round_trips)
         {"roofline:attn=0.5", "attn=0.5"},
         {"roofline:attn_lat=1.5e-5", "attn_lat=1.5e-05"},
         {"roofline:layer_lat=4e-6", "layer_lat=4e-06"},
+        {"roofline:smooth=1.5", "smooth=1.5"},
+        {"roofline:act_bytes=28", "act_bytes=28"},
         {"roofline:link=PCIe5", "link=pcie5"},
         {"roofline:ar_bw=2.5e11", "ar_bw=2.5e+11"},
         {"roofline:ar_lat=1e-5", "ar_lat=1e-05"},
@@ -471,7 +526,7 @@ ParameterizedTest(key_case *c, timing, every_key_round_trips)
     kv_timing u = bound(s1, &m, &g, 4, 2);
     kv_timing_describe(&u, s2, sizeof s2);
     cr_assert_str_eq(s1, s2);
-    cr_assert_eq(u.given, (1u << 13) - 1, "describe gives every key");
+    cr_assert_eq(u.given, (1u << 15) - 1, "describe gives every key");
 }
 
 Test(timing, describe_of_fixed_and_linear_is_unchanged)
@@ -490,12 +545,12 @@ Test(timing, describe_of_fixed_and_linear_is_unchanged)
 /* ---- bad input: exact messages ---------------------------------------------------------- */
 
 typedef struct bad_case {
-    char spec[48], msg[200];
+    char spec[48], msg[256];
 } bad_case;
 
 #define KEYS                                                                                       \
-    "(keys: overhead, seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat, link, ar_bw, "      \
-    "ar_lat, pp_bw, pp_lat)"
+    "(keys: overhead, seq_overhead, mfu, mfu8, mbu, attn, attn_lat, layer_lat, smooth, "           \
+    "act_bytes, link, ar_bw, ar_lat, pp_bw, pp_lat)"
 
 ParameterizedTestParameters(timing, bad_roofline_specs)
 {
@@ -518,6 +573,14 @@ ParameterizedTestParameters(timing, bad_roofline_specs)
          "{time_model} 'roofline:attn=1.01': 'attn' must be in (0, 1], got 1.01"},
         {"roofline:attn_lat=2",
          "{time_model} 'roofline:attn_lat=2': 'attn_lat' must be in [0, 1], got 2"},
+        {"roofline:smooth=0.5",
+         "{time_model} 'roofline:smooth=0.5': 'smooth' must be 0 (the maximum) or in [1, 100], "
+         "got 0.5"},
+        {"roofline:smooth=101",
+         "{time_model} 'roofline:smooth=101': 'smooth' must be in [0, 100], got 101"},
+        {"roofline:act_bytes=-1",
+         "{time_model} 'roofline:act_bytes=-1': 'act_bytes' needs a non-negative number, got "
+         "'-1'"},
         {"roofline:ar_bw=1e16",
          "{time_model} 'roofline:ar_bw=1e16': 'ar_bw' must be in [0, 1e+15], got 1e+16"},
         {"roofline:mbu=-0.5",
@@ -560,9 +623,9 @@ Test(timing, cli_echoes_the_resolved_model)
                   "--tp", "4", "--time-model", "roofline:overhead=0.003", "--json", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"time_model\": \"roofline:overhead=0.003,seq_overhead=0,"
-                            "mfu=0.637,mfu8=0.637,mbu=0.77,attn=0.78,"
-                            "attn_lat=2.2e-05,layer_lat=3.58e-05,link=nvlink3,ar_bw=2e+11,"
-                            "ar_lat=9.85e-06,"
+                            "mfu=0.709,mfu8=0.709,mbu=0.77,attn=0.78,"
+                            "attn_lat=2.2e-05,layer_lat=3.58e-05,smooth=1.46,act_bytes=32.1,"
+                            "link=nvlink3,ar_bw=2e+11,ar_lat=9.85e-06,"
                             "pp_bw=2e+11,pp_lat=9.85e-06\""),
               "%s", r.out);
     run_result_free(&r);

@@ -72,7 +72,7 @@ const char *kv_cal_key_name(int key);
 bool kv_cal_key_absolute(int key);
 
 /* Step halvings of the search. */
-#define KV_CAL_HALVINGS 8
+#define KV_CAL_HALVINGS 12
 
 /* One run's summary as vllm bench serve computes it (NaN where undefined). */
 typedef struct kv_cal_metrics {

@@ -96,6 +96,8 @@ typedef struct kv_gpu {
     double layer_lat; /* fixed cost per layer and step of a layer's other kernels (the
                          weight GEMMs' launch and tail, norms, rotary, activation), s: why
                          a rank streaming a small share of the weights falls short of mbu */
+    double smooth;    /* p of the smooth maximum of compute and memory time (0 = max) */
+    double act_bytes; /* activation traffic per token, hidden unit and layer, bytes */
 } kv_gpu;
 
 /* Presets.  0, or -KV_ENOENT with diag "unknown model preset 'x' (known: …)". */

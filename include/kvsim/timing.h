@@ -1,11 +1,13 @@
 /* timing: how long one engine step takes (DESIGN §6 "Step time").
  *
- *   roofline   overhead + seq_overhead · N + PP · (max(C, M) + A) + X
+ *   roofline   overhead + seq_overhead · N + PP · (max_p(C, M) + E + A) + X
  *     C = (2 · P_tok · T + 2 · P_head · N) / (TP·PP · peak_w · mfu_w)   weight GEMMs
  *         + 4 · L · H_q · d · kv_tokens_read / (TP·PP · peak · mfu)     attention FLOPs
  *     M = W_rank / (hbm · mbu)                                          weights, once
  *         + (kv_tokens_streamed + T) · c_rank / (hbm · attn)            KV read + written
  *         + L_rank · (attn_lat + layer_lat)                             per-layer fixed costs
+ *     max_p(C, M) = (C^p + M^p)^(1/p), p = smooth (0: max(C, M))       the ridge is gradual
+ *     E = L_rank · T · h · act_bytes / hbm                              the layers' activations
  *     A = 2 · L_rank · (ar_lat + 2·(TP−1)/TP · T · h · 2 B / ar_bw)     two all-reduces a layer
  *     X = (PP − 1) · (pp_lat + T · h · 2 B / pp_bw)                      stage-to-stage activations
  *   linear     A + B · tokens + C · kv_tokens_read   (seconds; fit from measurements)
@@ -35,11 +37,12 @@
  *
  * Free parameters of the roofline (one flat list; kv_timing_describe prints them all, and
  * its text parses back to the same model): overhead, seq_overhead, mfu, mfu8, mbu, attn,
- * attn_lat, layer_lat, link, ar_bw, ar_lat, pp_bw, pp_lat.  A key the spec leaves out takes the GPU
- * preset's value at kv_timing_bind (src/presets.c cites each); link=K takes that
- * interconnect's ar_bw, ar_lat (and pp_bw, pp_lat) unless those are given too.  A
+ * attn_lat, layer_lat, smooth, act_bytes, link, ar_bw, ar_lat, pp_bw, pp_lat.  A key the spec
+ * leaves out takes the GPU preset's value at kv_timing_bind (src/presets.c cites each); link=K
+ * takes that interconnect's ar_bw, ar_lat (and pp_bw, pp_lat) unless those are given too.  A
  * calibrator fits any subset by passing the rest through.  With attn = mbu, attn_lat = 0,
- * layer_lat = 0, seq_overhead = 0, TP = PP = 1 and a model of unknown vocabulary the roofline is
+ * layer_lat = 0, smooth = 0, act_bytes = 0, seq_overhead = 0, TP = PP = 1 and a model of
+ * unknown vocabulary the roofline is
  * exactly the pre-2026-09 overhead + max(flops / (peak·mfu), bytes / (hbm·mbu)).
  *
  * Results are integer nanoseconds (fixed:DT ≥ 1; the others may round to 0 for an empty
@@ -72,6 +75,9 @@ typedef struct kv_timing {
     double layer_lat_s;    /* [layer_lat] fixed cost per layer and step of the layer's kernels
                               but attention (launches and tails, norms, rotary, activation),
                               ≥ 0; the GPU preset's (src/presets.c [VIDURTP]) */
+    double smooth;         /* [smooth] p of the smooth maximum of C and M: 0 (max) or ≥ 1 */
+    double act_bytes;      /* [act_bytes] bytes each rank moves per token, hidden unit and
+                              layer in the kernels that handle whole activations, ≥ 0 */
     kv_link link;          /* [link] interconnect whose figures seed ar_* and pp_* */
     double ar_bw;          /* [ar_bw] all-reduce bus bandwidth, bytes/s; 0 = not charged */
     double ar_lat_s;       /* [ar_lat] latency of one all-reduce, s */
@@ -100,6 +106,11 @@ typedef struct kv_timing {
     int64_t fixed_ns;
 } kv_timing;
 
+/* (E is the traffic of the kernels that read and write whole activations — the norms, the
+ * residual adds, the GEMMs' inputs and outputs — which every rank runs on all h columns
+ * however the weights are split, so it does not shrink with TP.  smooth blends the two
+ * bounds where neither dominates: kernels near the ridge reach neither peak.) */
+
 /* Generic values of the three original constants, used when no GPU is bound (the GPU
  * presets carry their own, see src/presets.c). */
 #define KV_ROOFLINE_OVERHEAD_S 0.002
@@ -107,7 +118,7 @@ typedef struct kv_timing {
 #define KV_ROOFLINE_MBU        0.8
 
 /* Longest text kv_timing_describe writes, terminator included. */
-#define KV_TIMING_DESCRIBE_MAX 384
+#define KV_TIMING_DESCRIBE_MAX 512
 
 /* The work one step schedules (the engine fills it from its batch). */
 typedef struct kv_step_load {
