@@ -332,7 +332,8 @@ static double roofline(const kv_timing *t, const kv_step_load *ld)
         double lo = compute > memory ? memory : compute;
         stage *= pow(1.0 + pow(lo / stage, t->smooth), 1.0 / t->smooth);
     }
-    stage += t->layers_rank * T * t->hidden * t->act_bytes / t->hbm_bw;
+    if (t->act_bytes > 0) /* the activations every rank moves in full */
+        stage += t->layers_rank * T * t->hidden * t->act_bytes / t->hbm_bw;
     double act = T * t->hidden * 2.0; /* bf16 activations of the step */
     if (t->tp > 1 && ld->tokens > 0) {
         double wire = t->ar_bw > 0 ? 2.0 * (t->tp - 1) / t->tp * act / t->ar_bw : 0;
