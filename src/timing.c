@@ -241,6 +241,17 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
 
 /* ---- binding -------------------------------------------------------------------------- */
 
+/* The keys whose default is the GPU preset's own figure (kv_gpu, src/presets.c). */
+static const struct {
+    int key;
+    size_t gpu_off;
+} from_gpu[] = {
+    {K_MFU, offsetof(kv_gpu, mfu)},           {K_MFU8, offsetof(kv_gpu, mfu_fp8)},
+    {K_MBU, offsetof(kv_gpu, mbu)},           {K_ATTN, offsetof(kv_gpu, attn_bw)},
+    {K_ATTN_LAT, offsetof(kv_gpu, attn_lat)}, {K_LAYER_LAT, offsetof(kv_gpu, layer_lat)},
+    {K_SMOOTH, offsetof(kv_gpu, smooth)},     {K_ACT_BYTES, offsetof(kv_gpu, act_bytes)},
+};
+
 void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_shard *s)
 {
     t->tp = s->tp;
@@ -250,22 +261,10 @@ void kv_timing_bind(kv_timing *t, const kv_model *m, const kv_gpu *g, const kv_s
     t->peak_flops = g->peak_flops;
     t->hbm_bw = g->hbm_bw;
     /* The GPU's figures for every key the spec left out. */
-    if (!given(t, K_MFU))
-        t->mfu = g->mfu;
-    if (!given(t, K_MFU8))
-        t->mfu_fp8 = g->mfu_fp8;
-    if (!given(t, K_MBU))
-        t->mbu = g->mbu;
-    if (!given(t, K_ATTN))
-        t->attn_bw = g->attn_bw;
-    if (!given(t, K_ATTN_LAT))
-        t->attn_lat_s = g->attn_lat;
-    if (!given(t, K_LAYER_LAT))
-        t->layer_lat_s = g->layer_lat;
-    if (!given(t, K_SMOOTH))
-        t->smooth = g->smooth;
-    if (!given(t, K_ACT_BYTES))
-        t->act_bytes = g->act_bytes;
+    for (size_t i = 0; i < sizeof from_gpu / sizeof from_gpu[0]; i++)
+        if (!given(t, from_gpu[i].key))
+            *field(t, &keys[from_gpu[i].key]) =
+                *(const double *)((const char *)g + from_gpu[i].gpu_off);
     if (!given(t, K_LINK))
         t->link = g->link;
     double bw, lat;
