@@ -82,14 +82,19 @@ void kv_cal_metrics_compute(const kv_cal_sample *s, size_t n, kv_cal_metrics *ou
     free(ttft);
 }
 
+/* ln(p / m), or NaN when either is not a positive finite number (the metric is left out). */
+static double ln_ratio(double p, double m)
+{
+    return p > 0 && m > 0 && isfinite(p) && isfinite(m) ? log(p / m) : NAN;
+}
+
 double kv_cal_log_error(const kv_cal_metrics *pred, const kv_cal_metrics *meas, int *count)
 {
     double sum = 0;
     *count = 0;
     for (int k = 0; k < KV_CAL_N_METRICS; k++) {
-        double p = pred->v[k], m = meas->v[k];
-        if (p > 0 && m > 0 && isfinite(p) && isfinite(m)) {
-            double e = log(p / m);
+        double e = ln_ratio(pred->v[k], meas->v[k]);
+        if (!isnan(e)) {
             sum += e * e;
             (*count)++;
         }
@@ -343,6 +348,51 @@ static void spec_of(const search *s, const double *theta, char *buf, size_t n)
     kv_timing_describe(&t, buf, n);
 }
 
+/* Number of residuals of one evaluation: five metrics of every fitted run. */
+static size_t n_residuals(const search *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        n += s->train[i];
+    return n * KV_CAL_N_METRICS;
+}
+
+/* ln(predicted / measured) of every metric of every fitted run at θ, in run order, into r
+ * (n_residuals entries; NaN where a metric is left out, ln_ratio).  0, 1 when
+ * the budget would be exceeded, or an error. */
+static int residuals_of(search *s, const double *theta, double *r, kv_diag *diag)
+{
+    if (s->replays + n_residuals(s) / KV_CAL_N_METRICS > s->max_replays)
+        return 1;
+    char spec[KV_TIMING_DESCRIBE_MAX];
+    spec_of(s, theta, spec, sizeof spec);
+    for (size_t i = 0; i < s->n_runs; i++) {
+        if (!s->train[i])
+            continue;
+        kv_cal_metrics p;
+        int rc = replay(s->so, s->setup, &s->runs[i], spec, &p, diag);
+        s->replays++;
+        if (rc != 0)
+            return rc;
+        for (int k = 0; k < KV_CAL_N_METRICS; k++)
+            *r++ = ln_ratio(p.v[k], s->runs[i].measured.v[k]);
+    }
+    return 0;
+}
+
+/* The root mean square of the residuals that are not NaN (the loss; ∞ when none is). */
+static double rms_of(const double *r, size_t n)
+{
+    double sum = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(r[i])) {
+            sum += r[i] * r[i];
+            count++;
+        }
+    return count ? sqrt(sum / (double)count) : INFINITY;
+}
+
 /* The loss of θ on the fitted runs: 0, 1 when the budget would be exceeded, or an error. */
 static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
 {
@@ -352,28 +402,13 @@ static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
             *loss = s->memo[m * w + s->n_keys];
             return 0;
         }
-    size_t n_train = 0;
-    for (size_t i = 0; i < s->n_runs; i++)
-        n_train += s->train[i];
-    if (s->replays + n_train > s->max_replays)
-        return 1;
-    char spec[KV_TIMING_DESCRIBE_MAX];
-    spec_of(s, theta, spec, sizeof spec);
-    double sum = 0;
-    int count = 0;
-    for (size_t i = 0; i < s->n_runs; i++) {
-        if (!s->train[i])
-            continue;
-        kv_cal_metrics p;
-        int rc = replay(s->so, s->setup, &s->runs[i], spec, &p, diag);
-        s->replays++;
-        if (rc != 0)
-            return rc;
-        int c;
-        sum += kv_cal_log_error(&p, &s->runs[i].measured, &c);
-        count += c;
-    }
-    *loss = count ? sqrt(sum / count) : INFINITY;
+    size_t n = n_residuals(s);
+    double *r = kv_xmalloc((n ? n : 1) * sizeof *r);
+    int rc = residuals_of(s, theta, r, diag);
+    *loss = rms_of(r, n);
+    free(r);
+    if (rc != 0)
+        return rc;
     if (s->n_memo == s->cap_memo) {
         s->cap_memo = s->cap_memo * 2 + 16;
         s->memo = kv_xrealloc(s->memo, s->cap_memo * w * sizeof *s->memo);
@@ -448,6 +483,117 @@ static int pattern_search(search *s, double *theta, box *bx, double *best, kv_di
             }
         }
     }
+    return rc;
+}
+
+/* x with a x = b for n ≤ KV_CAL_N_KEYS (Gaussian elimination with partial pivoting; a and b
+ * are overwritten); false when a is singular. */
+static bool solve(double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], double *b, double *x, size_t n)
+{
+    for (size_t c = 0; c < n; c++) {
+        size_t piv = c;
+        for (size_t i = c + 1; i < n; i++)
+            if (fabs(a[i][c]) > fabs(a[piv][c]))
+                piv = i;
+        if (!(fabs(a[piv][c]) > 1e-300))
+            return false;
+        for (size_t j = 0; j < n; j++) {
+            double t = a[c][j];
+            a[c][j] = a[piv][j];
+            a[piv][j] = t;
+        }
+        double t = b[c];
+        b[c] = b[piv];
+        b[piv] = t;
+        for (size_t i = c + 1; i < n; i++) {
+            double f = a[i][c] / a[c][c];
+            for (size_t j = c; j < n; j++)
+                a[i][j] -= f * a[c][j];
+            b[i] -= f * b[c];
+        }
+    }
+    for (size_t i = n; i-- > 0;) {
+        double v = b[i];
+        for (size_t j = i + 1; j < n; j++)
+            v -= a[i][j] * x[j];
+        x[i] = v / a[i][i];
+    }
+    return true;
+}
+
+/* Levenberg–Marquardt on the residuals from θ (updated in place; *best its loss), after the
+ * pattern search: a forward-difference Jacobian (each key moved by its final search step,
+ * away from a bound it sits on), the damped normal equations (JᵀJ + λ·diag JᵀJ) d = −Jᵀr,
+ * θ + d clamped to the box; accept when the loss falls by more than 1e-12 (λ / 4), else
+ * λ · 4; stop when no λ up to 1e12 helps, when the step d is shorter than the search's final
+ * step on every key (the search has looked there), or after KV_CAL_LM_ITERATIONS
+ * Jacobians.  It walks
+ * the narrow valleys (overhead against mbu) where the compass moves stall because no single
+ * key's move is downhill.  0, 1 (budget spent), or an error. */
+static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_diag *diag)
+{
+    size_t n = s->n_keys, m = n_residuals(s);
+    double *r = kv_xmalloc((m ? m : 1) * (n + 2) * sizeof *r);
+    double *jac = r + m, *trial = r + m * (n + 1); /* J's columns, then a trial's residuals */
+    int rc = residuals_of(s, theta, r, diag);
+    if (rc == 0)
+        *best = rms_of(r, m);
+    double lambda = 1e-3;
+    for (int it = 0; rc == 0 && it < KV_CAL_LM_ITERATIONS; it++) {
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            double th[KV_CAL_N_KEYS], h = bx->step[j];
+            memcpy(th, theta, n * sizeof *th);
+            if (theta[j] + h > bx->hi[j])
+                h = -h;
+            th[j] = theta[j] + h;
+            double *col = jac + j * m;
+            rc = residuals_of(s, th, col, diag);
+            for (size_t i = 0; rc == 0 && i < m; i++)
+                col[i] = isnan(r[i]) || isnan(col[i]) ? 0 : (col[i] - r[i]) / h;
+        }
+        double g[KV_CAL_N_KEYS] = {0}, jtj[KV_CAL_N_KEYS][KV_CAL_N_KEYS] = {{0}};
+        for (size_t a = 0; rc == 0 && a < n; a++)
+            for (size_t i = 0; i < m; i++) {
+                if (isnan(r[i]))
+                    continue;
+                g[a] += jac[a * m + i] * r[i];
+                for (size_t b = 0; b < n; b++)
+                    jtj[a][b] += jac[a * m + i] * jac[b * m + i];
+            }
+        bool moved = false;
+        for (; rc == 0 && !moved && lambda <= 1e12; lambda *= 4) {
+            double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], rhs[KV_CAL_N_KEYS], d[KV_CAL_N_KEYS];
+            for (size_t i = 0; i < n; i++) {
+                for (size_t j = 0; j < n; j++)
+                    a[i][j] = jtj[i][j] + (i == j ? lambda * jtj[i][i] : 0);
+                rhs[i] = -g[i];
+            }
+            if (!solve(a, rhs, d, n))
+                continue;
+            bool within = true; /* inside the pattern search's last stencil: nothing to find */
+            for (size_t j = 0; j < n; j++)
+                within = within && fabs(d[j]) < bx->step[j];
+            if (within)
+                break;
+            double th[KV_CAL_N_KEYS];
+            for (size_t j = 0; j < n; j++) {
+                double v = theta[j] + d[j];
+                th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            }
+            rc = residuals_of(s, th, trial, diag);
+            double e = rms_of(trial, m);
+            if (rc == 0 && e < *best - 1e-12) {
+                memcpy(theta, th, n * sizeof *th);
+                memcpy(r, trial, m * sizeof *r);
+                *best = e;
+                moved = true;
+                lambda /= 16; /* the loop's · 4 leaves it at λ / 4 */
+            }
+        }
+        if (!moved)
+            break;
+    }
+    free(r);
     return rc;
 }
 
@@ -611,6 +757,8 @@ int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *cons
     if (rc == 0) {
         kv_timing_describe(&s.base, out->before_model, sizeof out->before_model);
         rc = pattern_search(&s, theta, &bx, &best, diag);
+        if (rc == 0)
+            rc = lm_polish(&s, theta, &bx, &best, diag);
         out->budget_spent = rc == 1;
         rc = rc == 1 ? 0 : rc;
     }

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """scripts/accuracy --fit recovers known parameters (issue 11 item 4): synthetic benchmark
-cases whose "measurements" kvsim itself produced with a known roofline (overhead 5 ms, mbu
-at 0.75 x the preset's), fitted from the defaults, must give those parameters back, and
-the held-out split must leave whole cases out.  Run by meson with KVSIM_BIN and KVSIM_SRC
+cases whose "measurements" kvsim itself produced with a known roofline (overhead 4.2 ms, mbu
+at 0.83 x the preset's: off the search's lattice of 2 ms + 4 ms / 2^k and 1 +- 0.25 / 2^k,
+so only a search that converges finds them), fitted from the defaults, must give those
+parameters back, and the held-out split must leave whole cases out.  The fitted cases are
+sparse (each request finds the engine idle, as a --max-concurrency 1 client's does: README
+"Which runs to fit on"); the held-out ones are a burst and a loaded Poisson run.  The first
+fitted case's 1,500-token prompts make the loss a narrow valley (overhead against mbu) on
+which the pattern search alone stops 2.7 % and 1.0 % off; the Levenberg-Marquardt polish
+finds the truth (within 0.1 % asked).  FITLOG=1 prints the search's path.  Run by meson with KVSIM_BIN and KVSIM_SRC
 set, as the Criterion tests are."""
 import importlib.machinery
 import importlib.util
@@ -17,22 +23,22 @@ spec = importlib.util.spec_from_loader("accuracy", loader)
 acc = importlib.util.module_from_spec(spec)
 loader.exec_module(acc)
 
-TRUTH = {"overhead": 0.005, "mbu": 0.75}
+TRUTH = {"overhead": 0.0042, "mbu": 0.83}
 
 
-def case(i, n, rate, outs):
+def case(i, n, rate, outs, ins=64):
     return {"id": f"syn{i}", "source": "SYN", "gpu": "A100-80G", "tp": 1, "pp": 1,
             "model": "llama-3-8b", "engine": "V1", "vllm_version": "0.11.0",
             "server": {"max_num_batched_tokens": 2048, "max_num_seqs": 256},
             "num_prompts": n, "request_rate": rate, "burstiness": 1.0, "seed": i,
             "arrivals": "poisson-numpy-legacy-seed0" if rate else "all-at-zero",
-            "input_lens": [64 + 97 * (k % 7) for k in range(n)],
+            "input_lens": [ins + 97 * (k % 7) for k in range(n)],
             "output_lens": [outs + 13 * (k % 5) for k in range(n)],
             "measured": {src: 1.0 for _, src, _ in acc.METRICS}}
 
 
 def main():
-    cases = [case(0, 12, 2.0, 40), case(1, 24, 0, 60), case(2, 8, 0.5, 120), case(3, 16, 0, 20)]
+    cases = [case(0, 10, 0.02, 40, 1500), case(1, 24, 0, 60), case(2, 8, 0.02, 120), case(3, 16, 2.0, 20)]
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvsim-fit-test-") as work:
         base = acc.replay(cases, KVSIM, None, None, work, [])
@@ -47,11 +53,11 @@ def main():
         (name, train, test), = acc.split(cases, "alternate")
         if [c["id"] for c in train] != ["syn0", "syn2"] or [c["id"] for c in test] != ["syn1", "syn3"]:
             failures.append(f"alternate split: {[c['id'] for c in train]} / {[c['id'] for c in test]}")
-        got, rows = acc.fit(train, keys, KVSIM, None, work, presets, lambda m: None)
+        got, rows = acc.fit(train, keys, KVSIM, None, work, presets, lambda m: print(m) if os.environ.get("FITLOG") else None)
         for k, v in zip(keys, got):
             print(f"{k}: fitted {v:.6g}, true {TRUTH[k]}")
-            if abs(v / TRUTH[k] - 1) > 0.02:
-                failures.append(f"{k}: fitted {v}, true {TRUTH[k]} (more than 2 % off)")
+            if abs(v / TRUTH[k] - 1) > 0.001:
+                failures.append(f"{k}: fitted {v}, true {TRUTH[k]} (more than 0.1 % off)")
         held = acc.replay(test, KVSIM, lambda c: acc.model_for(got, keys, presets[c["id"]]),
                           None, work, [])
         worst = max(max(acc.mape(held)), max(acc.mape(rows)))

@@ -12,11 +12,15 @@
  * (a metric undefined on either side — TPOT with single-token outputs — is left out; the
  * root mean square rather than the mean |ln|, whose kink at every metric's zero stops the
  * search's moves along the keys short of the optimum: docs/accuracy.md "The fit's
- * objective") by a
- * deterministic pattern search: from the start point, try ± step on each key in turn,
- * keep any move that lowers the loss by more than 1e-9, and when no move does, halve every
- * step, KV_CAL_HALVINGS times; stop early when the replay budget is spent.  Evaluations are
- * memoised.  Keys (KV_CAL_KEYS): overhead, seq_overhead, layer_lat are fitted in seconds
+ * objective"), deterministically, in two stages.  First Hooke–Jeeves' pattern search: from
+ * the start point, try ± step on each key in turn, keep any move that lowers the loss by
+ * more than 1e-9, jump on along a successful move, and when no move helps, halve every
+ * step, KV_CAL_HALVINGS times (evaluations are memoised).  Then Levenberg–Marquardt on the
+ * residuals from where it stopped (finite-difference Jacobian at the final steps, at most
+ * KV_CAL_LM_ITERATIONS of them): the compass moves stall in a narrow valley that runs
+ * across the keys (overhead against mbu, where no single key's move is downhill), the
+ * least-squares step walks along it.  Either stage stops early when the replay budget is
+ * spent.  Keys (KV_CAL_KEYS): overhead, seq_overhead, layer_lat are fitted in seconds
  * from the base model's value; mfu and mbu as factors on it (mfu scales mfu and mfu8, mbu
  * scales mbu and attn, each capped at 1), so the preset's ratios are kept.
  *
@@ -71,8 +75,9 @@ enum { KV_CAL_KEYS(KV_CAL_AS_ENUM) KV_CAL_N_KEYS };
 const char *kv_cal_key_name(int key);
 bool kv_cal_key_absolute(int key);
 
-/* Step halvings of the search. */
-#define KV_CAL_HALVINGS 12
+/* Step halvings of the pattern search; Jacobians of the Levenberg–Marquardt polish. */
+#define KV_CAL_HALVINGS      12
+#define KV_CAL_LM_ITERATIONS 40
 
 /* One run's summary as vllm bench serve computes it (NaN where undefined). */
 typedef struct kv_cal_metrics {
