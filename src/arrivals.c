@@ -43,8 +43,10 @@
 
 /* The `vllm` preset (README "Time" cites each value): the API server's own stages before
  * the engine-core hand-off for a text prompt, from vLLM PR #44404's timing trace
- * (render 0.31 ms, process_for_engine 0.54 ms, add_request 0.61 + 0.36 ms, 0.02 ms). */
-static const kv_frontend vllm_preset = {1840000, 0, 0.0};
+ * (render 0.31 ms, process_for_engine 0.54 ms, add_request 0.61 + 0.36 ms, 0.02 ms).  The
+ * server runs them on its one event loop, so they are also its capacity: one request
+ * every 1.84 ms, 1/1.84 ms = 543.5 a second, admitted first come first served. */
+static const kv_frontend vllm_preset = {1840000, 0, 1e3 / 1.84};
 
 bool kv_frontend_is_none(const kv_frontend *f)
 {
@@ -113,14 +115,28 @@ int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag)
     return 0;
 }
 
+/* v in the fewest significant digits (9 to 17) that read back as v: "1.84", not
+ * "1.8400000000000001". */
+static void shortest(double v, char *buf, size_t size)
+{
+    for (int p = 9; p <= 17; p++) {
+        snprintf(buf, size, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 void kv_frontend_describe(const kv_frontend *f, char *buf, size_t size)
 {
     if (kv_frontend_is_none(f)) {
         snprintf(buf, size, "none");
         return;
     }
-    snprintf(buf, size, "in=%.17g,out=%.17g,rate=%.17g", (double)f->in_ns / 1e6,
-             (double)f->out_ns / 1e6, f->rate);
+    char in[32], out[32], rate[32];
+    shortest((double)f->in_ns / 1e6, in, sizeof in);
+    shortest((double)f->out_ns / 1e6, out, sizeof out);
+    shortest(f->rate, rate, sizeof rate);
+    snprintf(buf, size, "in=%s,out=%s,rate=%s", in, out, rate);
 }
 
 /* ---- the arrival stream ------------------------------------------------------------- */

@@ -109,6 +109,31 @@ Test(arrivals, rate_limit_admits_fcfs_at_the_rate)
                starts[i] + 11 * MS);
 }
 
+/* The `vllm` preset: the API server's 1.84 ms of stages are also its capacity (one event
+ * loop), so a burst is admitted one request every 1.84 ms. */
+Test(arrivals, vllm_preset_admits_one_request_per_its_stages)
+{
+    kv_frontend f;
+    kv_diag d;
+    cr_assert_eq(kv_frontend_parse("vllm", &f, &d), 0);
+    cr_assert_eq(f.in_ns, 1840000);
+    cr_assert_eq(f.out_ns, 0);
+    cr_assert_float_eq(f.rate, 1e3 / 1.84, 1e-9);
+    char buf[128];
+    kv_frontend_describe(&f, buf, sizeof buf);
+    cr_assert_str_eq(buf, "in=1.84,out=0,rate=543.4782608695652");
+    for (size_t i = 0; i < 3; i++)
+        add_req(i, 0, 16, 1, NULL, 0);
+    set_trace(3);
+    replay("vllm");
+    /* Admitted at 0, 1.84 and 3.68 ms, at the scheduler 1.84 ms later each: request 0 runs
+     * alone in the step 1.84-11.84 ms; 1 (at 3.68) and 2 (at 5.52) wait for its end and
+     * share the next. */
+    expect(0, 0, 1840000, 11840000, 11840000);
+    expect(1, 0, 11840000, 21840000, 21840000);
+    expect(2, 0, 11840000, 21840000, 21840000);
+}
+
 /* ---- closed-loop clients ---------------------------------------------------------------- */
 
 /* Client x: a (3 tokens), then c after 5 ms of thought; client y: b, then d; e open loop. */
