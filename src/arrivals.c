@@ -37,6 +37,8 @@
 #include "kvsim/mem.h"
 #include "kvsim/text.h"
 
+#include "heap_internal.h"
+
 #define NONE SIZE_MAX
 
 /* ---- the front end ------------------------------------------------------------------ */
@@ -183,34 +185,7 @@ static bool earlier(const pending *a, const pending *b)
     return a->t != b->t ? a->t < b->t : a->i < b->i;
 }
 
-static void heap_push(kv_arrivals *a, pending p)
-{
-    size_t k = a->n_heap++;
-    while (k > 0 && earlier(&p, &a->heap[(k - 1) / 2])) {
-        a->heap[k] = a->heap[(k - 1) / 2];
-        k = (k - 1) / 2;
-    }
-    a->heap[k] = p;
-}
-
-static void heap_pop(kv_arrivals *a)
-{
-    pending last = a->heap[--a->n_heap];
-    size_t k = 0;
-    for (;;) {
-        size_t c = 2 * k + 1;
-        if (c >= a->n_heap)
-            break;
-        if (c + 1 < a->n_heap && earlier(&a->heap[c + 1], &a->heap[c]))
-            c++;
-        if (!earlier(&a->heap[c], &last))
-            break;
-        a->heap[k] = a->heap[c];
-        k = c;
-    }
-    if (a->n_heap > 0)
-        a->heap[k] = last;
-}
+KV_HEAP_DEFINE(pending_heap, pending, earlier)
 
 typedef struct client_row {
     const char *client;
@@ -391,7 +366,7 @@ bool kv_arrivals_pop(kv_arrivals *a, size_t *idx)
         return true;
     }
     if (a->n_heap > 0 && a->heap[0].i == s.i && a->heap[0].t == s.t) {
-        heap_pop(a);
+        pending_heap_pop(a->heap, &a->n_heap);
     } else {
         a->cursor++;
         a->n_gated++;
@@ -419,7 +394,7 @@ void kv_arrivals_settle(kv_arrivals *a, int64_t now)
         size_t j = a->next_of[a->ended[k]];
         const kv_request_spec *s = a->reqs[j].spec;
         int64_t t = sat_add(sat_add(now, a->fe.out_ns), s->think_ns);
-        heap_push(a, (pending){t > s->arrival_ns ? t : s->arrival_ns, j});
+        pending_heap_push(a->heap, &a->n_heap, (pending){t > s->arrival_ns ? t : s->arrival_ns, j});
     }
     a->n_ended = 0;
 }

@@ -30,6 +30,8 @@
 #include "kvsim/text.h"
 #include "kvsim/trace.h"
 
+#include "heap_internal.h"
+
 /* ---- the generator ------------------------------------------------------------------ */
 
 typedef struct mt19937 {
@@ -97,35 +99,14 @@ void kv_bench_schedule(size_t n, double rate, kv_bench_rule rule, uint32_t seed,
     }
 }
 
-/* The k-th smallest completion, k = i − N + 1, by a min-heap of the N in flight: each
- * send pops the earliest completion (the slot it takes) and pushes its own. */
-static void heap_sift_down(double *h, size_t n)
+static bool sooner(const double *a, const double *b)
 {
-    size_t k = 0;
-    for (;;) {
-        size_t c = 2 * k + 1;
-        if (c >= n)
-            return;
-        if (c + 1 < n && h[c + 1] < h[c])
-            c++;
-        if (!(h[c] < h[k]))
-            return;
-        double x = h[k];
-        h[k] = h[c];
-        h[c] = x;
-        k = c;
-    }
+    return *a < *b;
 }
 
-static void heap_push(double *h, size_t n, double v)
-{
-    size_t k = n;
-    while (k > 0 && v < h[(k - 1) / 2]) {
-        h[k] = h[(k - 1) / 2];
-        k = (k - 1) / 2;
-    }
-    h[k] = v;
-}
+/* The k-th smallest completion, k = i − N + 1, by a min-heap of the N in flight: each
+ * send pops the earliest completion (the slot it takes) and pushes its own. */
+KV_HEAP_DEFINE(done_heap, double, sooner)
 
 static void semaphore(kv_bench *b)
 {
@@ -140,10 +121,9 @@ static void semaphore(kv_bench *b)
         if (n_heap == slots) { /* wait for the earliest completion */
             if (heap[0] > r->send_s)
                 r->send_s = heap[0];
-            heap[0] = heap[--n_heap];
-            heap_sift_down(heap, n_heap);
+            done_heap_pop(heap, &n_heap);
         }
-        heap_push(heap, n_heap++, r->send_s + (r->ok ? r->e2e_s : 0));
+        done_heap_push(heap, &n_heap, r->send_s + (r->ok ? r->e2e_s : 0));
     }
     free(heap);
 }

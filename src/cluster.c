@@ -45,6 +45,8 @@
 #include "kvsim/error.h"
 #include "kvsim/mem.h"
 
+#include "heap_internal.h"
+
 enum { EV_STEP_END = 0, EV_ARRIVAL = 1, EV_STEP_START = 2 };
 
 typedef struct event {
@@ -65,40 +67,12 @@ static bool before(const event *a, const event *b)
     return a->seq < b->seq;
 }
 
+KV_HEAP_DEFINE(event_heap, event, before)
+
 typedef struct heap {
     event *e;
     size_t n;
 } heap;
-
-static void heap_push(heap *h, event ev)
-{
-    size_t i = h->n++;
-    while (i > 0 && before(&ev, &h->e[(i - 1) / 2])) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->e[i] = ev;
-}
-
-static event heap_pop(heap *h)
-{
-    event top = h->e[0], last = h->e[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && before(&h->e[c + 1], &h->e[c]))
-            c++;
-        if (!before(&h->e[c], &last))
-            break;
-        h->e[i] = h->e[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->e[i] = last;
-    return top;
-}
 
 typedef struct driver {
     const kv_engine_config *cfg;
@@ -168,7 +142,7 @@ static void push_engine(driver *d, uint32_t r)
     int64_t at = 0;
     kv_engine_event ev = kv_engine_next(d->eng[r], &at);
     if (ev != KV_ENGINE_IDLE)
-        heap_push(&d->heap,
+        event_heap_push(d->heap.e, &d->heap.n,
                   (event){at, ev == KV_ENGINE_STEP_END ? EV_STEP_END : EV_STEP_START, r, 0});
 }
 
@@ -254,7 +228,7 @@ static int loop(driver *d, kv_diag *diag)
             kv_arrivals_settle(d->arr, arr.t);
             continue;
         }
-        event ev = heap_pop(&d->heap);
+        event ev = event_heap_pop(d->heap.e, &d->heap.n);
         kv_engine *e = d->eng[ev.replica];
         kv_diag dg;
         int rc = kv_engine_advance(e, &dg);
