@@ -405,7 +405,8 @@ static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
     size_t n = n_residuals(s);
     double *r = kv_xmalloc((n ? n : 1) * sizeof *r);
     int rc = residuals_of(s, theta, r, diag);
-    *loss = rms_of(r, n);
+    if (rc == 0)
+        *loss = rms_of(r, n);
     free(r);
     if (rc != 0)
         return rc;
@@ -527,9 +528,8 @@ static bool solve(double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], double *b, double *x, 
  * θ + d clamped to the box; accept when the loss falls by more than 1e-12 (λ / 4), else
  * λ · 4; stop when no λ up to 1e12 helps, when the step d is shorter than the search's final
  * step on every key (the search has looked there), or after KV_CAL_LM_ITERATIONS
- * Jacobians.  It walks
- * the narrow valleys (overhead against mbu) where the compass moves stall because no single
- * key's move is downhill.  0, 1 (budget spent), or an error. */
+ * Jacobians.  It walks the narrow valleys (overhead against mbu) where the compass moves
+ * stall because no single key's move is downhill.  0, 1 (budget spent), or an error. */
 static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_diag *diag)
 {
     size_t n = s->n_keys, m = n_residuals(s);
@@ -581,8 +581,10 @@ static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_d
                 th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
             }
             rc = residuals_of(s, th, trial, diag);
+            if (rc != 0)
+                break; /* trial holds no residuals: the budget is spent, or an error */
             double e = rms_of(trial, m);
-            if (rc == 0 && e < *best - 1e-12) {
+            if (e < *best - 1e-12) {
                 memcpy(theta, th, n * sizeof *th);
                 memcpy(r, trial, m * sizeof *r);
                 *best = e;

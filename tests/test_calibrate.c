@@ -606,6 +606,18 @@ Test(calibrate_fit, walks_the_valley_of_compute_bound_prompts)
     cr_assert_float_eq(r.fitted[0], 0.0042, 0.0042 * 0.001, "overhead %.9g", r.fitted[0]);
     cr_assert_float_eq(r.fitted[1], 0.83, 0.83 * 0.001, "mbu factor %.9g", r.fitted[1]);
     cr_assert(!r.budget_spent);
+    /* A budget the polish runs out of: it stops there, says so, and keeps its best θ. */
+    kv_cal_options co;
+    kv_cal_options_init(&co);
+    co.holdout = KV_CAL_HOLDOUT_ALTERNATE;
+    co.max_replays = r.replays - 3;
+    double loss = r.loss_after;
+    kv_cal_result_release(&r);
+    recovery_fit(&rc, &co, &r);
+    cr_assert(r.budget_spent);
+    cr_assert_leq(r.replays, co.max_replays);
+    cr_assert_geq(r.loss_after, loss);
+    cr_assert_lt(r.loss_after, r.loss_before);
     kv_cal_result_release(&r);
     recovery_free(&rc);
 }
