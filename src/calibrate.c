@@ -522,32 +522,25 @@ static bool solve(double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], double *b, double *x, 
     return true;
 }
 
-/* Levenberg–Marquardt on the residuals from θ (updated in place; *best its loss), after the
- * pattern search: a forward-difference Jacobian (each key moved by its final search step,
- * away from a bound it sits on), the damped normal equations (JᵀJ + λ·diag JᵀJ) d = −Jᵀr,
- * θ + d clamped to the box; accept when the loss falls by more than 1e-12 (λ / 4), else
- * λ · 4; stop when no λ up to 1e12 helps, when the step d is shorter than the search's final
- * step on every key (the search has looked there), or after KV_CAL_LM_ITERATIONS
- * Jacobians.  It walks the narrow valleys (overhead against mbu) where the compass moves
- * stall because no single key's move is downhill.  0, 1 (budget spent), or an error. */
-static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_diag *diag)
+int kv_cal_polish(kv_cal_resid_fn fn, void *ctx, size_t n, size_t m, double *theta,
+                  const double *lo, const double *hi, const double *step, double *best,
+                  kv_diag *diag)
 {
-    size_t n = s->n_keys, m = n_residuals(s);
     double *r = kv_xmalloc((m ? m : 1) * (n + 2) * sizeof *r);
     double *jac = r + m, *trial = r + m * (n + 1); /* J's columns, then a trial's residuals */
-    int rc = residuals_of(s, theta, r, diag);
+    int rc = fn(ctx, theta, r, diag);
     if (rc == 0)
         *best = rms_of(r, m);
     double lambda = 1e-3;
     for (int it = 0; rc == 0 && it < KV_CAL_LM_ITERATIONS; it++) {
         for (size_t j = 0; rc == 0 && j < n; j++) {
-            double th[KV_CAL_N_KEYS], h = bx->step[j];
+            double th[KV_CAL_N_KEYS], h = step[j];
             memcpy(th, theta, n * sizeof *th);
-            if (theta[j] + h > bx->hi[j])
+            if (theta[j] + h > hi[j])
                 h = -h;
             th[j] = theta[j] + h;
             double *col = jac + j * m;
-            rc = residuals_of(s, th, col, diag);
+            rc = fn(ctx, th, col, diag);
             for (size_t i = 0; rc == 0 && i < m; i++)
                 col[i] = isnan(r[i]) || isnan(col[i]) ? 0 : (col[i] - r[i]) / h;
         }
@@ -560,27 +553,37 @@ static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_d
                 for (size_t b = 0; b < n; b++)
                     jtj[a][b] += jac[a * m + i] * jac[b * m + i];
             }
+        /* A key at a bound that the descent (−g) would push out is held there (the active
+         * set), so the other keys' step does not assume it moves. */
+        size_t freek[KV_CAL_N_KEYS], nf = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!(theta[j] <= lo[j] && g[j] > 0) && !(theta[j] >= hi[j] && g[j] < 0))
+                freek[nf++] = j;
         bool moved = false;
-        for (; rc == 0 && !moved && lambda <= 1e12; lambda *= 4) {
-            double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], rhs[KV_CAL_N_KEYS], d[KV_CAL_N_KEYS];
-            for (size_t i = 0; i < n; i++) {
-                for (size_t j = 0; j < n; j++)
-                    a[i][j] = jtj[i][j] + (i == j ? lambda * jtj[i][i] : 0);
-                rhs[i] = -g[i];
+        for (; rc == 0 && !moved && nf > 0 && lambda <= 1e12; lambda *= 4) {
+            double a[KV_CAL_N_KEYS][KV_CAL_N_KEYS], rhs[KV_CAL_N_KEYS], df[KV_CAL_N_KEYS];
+            double d[KV_CAL_N_KEYS] = {0};
+            for (size_t i = 0; i < nf; i++) {
+                for (size_t j = 0; j < nf; j++)
+                    a[i][j] =
+                        jtj[freek[i]][freek[j]] + (i == j ? lambda * jtj[freek[i]][freek[i]] : 0);
+                rhs[i] = -g[freek[i]];
             }
-            if (!solve(a, rhs, d, n))
+            if (!solve(a, rhs, df, nf))
                 continue;
+            for (size_t i = 0; i < nf; i++)
+                d[freek[i]] = df[i];
             bool within = true; /* inside the pattern search's last stencil: nothing to find */
             for (size_t j = 0; j < n; j++)
-                within = within && fabs(d[j]) < bx->step[j];
+                within = within && fabs(d[j]) < step[j];
             if (within)
                 break;
             double th[KV_CAL_N_KEYS];
             for (size_t j = 0; j < n; j++) {
                 double v = theta[j] + d[j];
-                th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+                th[j] = v < lo[j] ? lo[j] : v > hi[j] ? hi[j] : v;
             }
-            rc = residuals_of(s, th, trial, diag);
+            rc = fn(ctx, th, trial, diag);
             if (rc != 0)
                 break; /* trial holds no residuals: the budget is spent, or an error */
             double e = rms_of(trial, m);
@@ -597,6 +600,12 @@ static int lm_polish(search *s, double *theta, const box *bx, double *best, kv_d
     }
     free(r);
     return rc;
+}
+
+/* The fit's residuals for kv_cal_polish. */
+static int search_residuals(void *ctx, const double *theta, double *r, kv_diag *diag)
+{
+    return residuals_of(ctx, theta, r, diag);
 }
 
 /* ---- the fit -------------------------------------------------------------------------- */
@@ -760,7 +769,8 @@ int kv_calibrate(const kv_sim_options *so, const kv_setup *setup, kv_bench *cons
         kv_timing_describe(&s.base, out->before_model, sizeof out->before_model);
         rc = pattern_search(&s, theta, &bx, &best, diag);
         if (rc == 0)
-            rc = lm_polish(&s, theta, &bx, &best, diag);
+            rc = kv_cal_polish(search_residuals, &s, s.n_keys, n_residuals(&s), theta, bx.lo, bx.hi,
+                               bx.step, &best, diag);
         out->budget_spent = rc == 1;
         rc = rc == 1 ? 0 : rc;
     }

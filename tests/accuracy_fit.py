@@ -37,9 +37,34 @@ def case(i, n, rate, outs, ins=64):
             "measured": {src: 1.0 for _, src, _ in acc.METRICS}}
 
 
+def rosenbrock(failures):
+    """The two stages on Rosenbrock's valley, residuals (10 (y - x^2), 1 - x), minimum
+    (1, 1) with loss 0: a curved valley the compass moves crawl along.  Checks the port's
+    arithmetic (the gradient's sign, the damping, the clamp, the bound held) without kvsim:
+    the polish from the three starts of tests/test_calibrate.c's
+    polish_walks_rosenbrocks_valley_and_holds_a_bound must end where kv_cal_polish does
+    (the expected points below are the C's, to 1e-12)."""
+    resid = lambda th: [10 * (th[1] - th[0] ** 2), 1 - th[0]]
+    step, lo = [0.25, 0.25], [-2.0, -2.0]
+    x, e = acc.pattern_search(lambda th: acc.rms(resid(th)), [-1.2, 1.0], step, lo, [2.0, 2.0])
+    print(f"rosenbrock: pattern search from (-1.2, 1) {x[0]:.6f}, {x[1]:.6f} (rms {e:.2e})")
+    if not e < 1e-3:
+        failures.append(f"rosenbrock: the pattern search stopped at {x} (rms {e})")
+    for start, hi0, want in (([0.9, 0.8], 2.0, (0.9999959623097616, 0.999991825672464)),
+                             ([-1.2, 1.0], 2.0, (0.999992027251687, 0.9999836865125025)),
+                             ([0.2, 0.0], 0.5, (0.5, 0.25000001728730487))):
+        x, e = acc.lm_polish(resid, start, step, lo, [hi0, 2.0])
+        print(f"rosenbrock: polish from {start} -> {x[0]:.12f}, {x[1]:.12f} (rms {e:.2e})")
+        if any(abs(a - b) > 1e-12 for a, b in zip(x, want)):
+            failures.append(f"rosenbrock from {start}: ended at {x}, kv_cal_polish at {want}")
+        if hi0 == 2.0 and not e < 1e-5:
+            failures.append(f"rosenbrock from {start}: loss {e}")
+
+
 def main():
     cases = [case(0, 10, 0.02, 40, 1500), case(1, 24, 0, 60), case(2, 8, 0.02, 120), case(3, 16, 2.0, 20)]
     failures = []
+    rosenbrock(failures)
     with tempfile.TemporaryDirectory(prefix="kvsim-fit-test-") as work:
         base = acc.replay(cases, KVSIM, None, None, work, [])
         assert len(base) == len(cases), "every synthetic case replays"

@@ -622,6 +622,57 @@ Test(calibrate_fit, walks_the_valley_of_compute_bound_prompts)
     recovery_free(&rc);
 }
 
+/* kv_cal_polish on Rosenbrock's valley, residuals (10 (y − x²), 1 − x), minimum (1, 1)
+ * with loss 0: a curved valley that compass moves crawl along.  Steps 0.25 / 2¹³ (the
+ * pattern search's last, from 0.25), box [−2, 2]².  tests/accuracy_fit.py runs
+ * scripts/accuracy's lm_polish on the same three starts and expects the same end points:
+ * the two fitters' arithmetic agrees to the last bit here. */
+static int stop_at_once(void *ctx, const double *th, double *r, kv_diag *diag)
+{
+    (void)ctx;
+    (void)th;
+    (void)r;
+    (void)diag;
+    return 1;
+}
+
+static int rosenbrock(void *ctx, const double *th, double *r, kv_diag *diag)
+{
+    (void)ctx;
+    (void)diag;
+    r[0] = 10 * (th[1] - th[0] * th[0]);
+    r[1] = 1 - th[0];
+    return 0;
+}
+
+Test(calibrate, polish_walks_rosenbrocks_valley_and_holds_a_bound)
+{
+    struct {
+        double start[2], hi0, want[2];
+    } cases[] = {
+        {{0.9, 0.8}, 2, {0.9999959623097616, 0.999991825672464}},
+        {{-1.2, 1.0}, 2, {0.999992027251687, 0.9999836865125025}},
+        /* x's bound 0.5 excludes the minimum: x held there, y walks on to x² = 0.25. */
+        {{0.2, 0.0}, 0.5, {0.5, 0.25000001728730487}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        double th[2] = {cases[c].start[0], cases[c].start[1]}, best = 0;
+        double lo[2] = {-2, -2}, hi[2] = {cases[c].hi0, 2}, step[2] = {0.25 / 8192, 0.25 / 8192};
+        kv_diag d;
+        cr_assert_eq(kv_cal_polish(rosenbrock, NULL, 2, 2, th, lo, hi, step, &best, &d), 0);
+        for (int j = 0; j < 2; j++)
+            cr_assert_float_eq(th[j], cases[c].want[j], 1e-12, "case %zu key %d: %.17g", c, j,
+                               th[j]);
+        if (c < 2)
+            cr_assert_lt(best, 1e-5, "case %zu: loss %g", c, best);
+    }
+    /* A residual function that says stop: the polish stops with it, θ untouched. */
+    double th[2] = {0.9, 0.8}, best = 0, lo[2] = {-2, -2}, hi[2] = {2, 2}, step[2] = {1e-4, 1e-4};
+    kv_diag d;
+    cr_assert_eq(kv_cal_polish(stop_at_once, NULL, 2, 2, th, lo, hi, step, &best, &d), 1);
+    cr_assert(th[0] == 0.9 && th[1] == 0.8);
+}
+
 Test(calibrate, option_errors)
 {
     int keys[KV_CAL_N_KEYS];

@@ -79,6 +79,25 @@ bool kv_cal_key_absolute(int key);
 #define KV_CAL_HALVINGS      12
 #define KV_CAL_LM_ITERATIONS 40
 
+/* The residuals of θ, m of them into r (NaN = left out): 0, 1 (stop: the budget is spent),
+ * or an error (-KV_E*, with diag). */
+typedef int (*kv_cal_resid_fn)(void *ctx, const double *theta, double *r, kv_diag *diag);
+
+/* The fit's second stage on any residuals: Levenberg–Marquardt from θ (n ≤ KV_CAL_N_KEYS
+ * keys, updated in place; *best its loss, the root mean square of the residuals that are
+ * not NaN) within the box [lo, hi].  A forward-difference Jacobian, each key moved by its
+ * step (the pattern search's final one; away from a bound it sits on); the damped normal
+ * equations (JᵀJ + λ·diag JᵀJ) d = −Jᵀr over the keys not held at a bound (one the
+ * descent would push out stays there); θ + d clamped to the box; accept when the loss
+ * falls by more than 1e-12 (λ / 4), else λ · 4; stop when no λ up to 1e12 helps, when d
+ * is shorter than step on every key (the search has looked there), or after
+ * KV_CAL_LM_ITERATIONS Jacobians.  It walks the narrow valleys (overhead against mbu)
+ * where the compass moves stall because no single key's move is downhill.  0, 1 (fn said
+ * stop), or fn's error.  scripts/accuracy's lm_polish is the same in Python. */
+int kv_cal_polish(kv_cal_resid_fn fn, void *ctx, size_t n, size_t m, double *theta,
+                  const double *lo, const double *hi, const double *step, double *best,
+                  kv_diag *diag);
+
 /* One run's summary as vllm bench serve computes it (NaN where undefined). */
 typedef struct kv_cal_metrics {
     double v[KV_CAL_N_METRICS];
