@@ -21,7 +21,6 @@
 #define _GNU_SOURCE /* syscall(2), for renameat2 without depending on the libc's wrapper */
 #include "kvsim/outdir.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,44 +71,41 @@ bool kv_outdir_is_figure_name(const char *name, const char *const *figures)
     return false;
 }
 
-/* 0 when every entry of dir is ours; else -KV_EIO naming the first one found that is not
- * (or why dir cannot be read). */
+/* 0 when every entry of dir is ours; else -KV_EIO naming the first (in name order) that is
+ * not (or why dir cannot be read). */
 static int check_contents(const kv_outdir *o, const char *dir, kv_diag *diag)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
-    int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *p = kv_path_join(dir, e->d_name);
+    char **names;
+    size_t n;
+    int rc = kv_path_list(dir, &names, &n, diag);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *p = kv_path_join(dir, names[i]);
         struct stat st;
-        bool ok = lstat(p, &st) == 0 && S_ISREG(st.st_mode) && is_ours(o, e->d_name);
+        bool ok = lstat(p, &st) == 0 && S_ISREG(st.st_mode) && is_ours(o, names[i]);
         free(p);
         if (!ok)
             rc = kv_diag_set(diag, -KV_EIO,
                              "'%s' holds '%s', which kvsim did not write; kvsim replaces its "
                              "output directory as a whole: give a new or empty one",
-                             dir, e->d_name);
+                             dir, names[i]);
     }
-    closedir(d);
+    kv_path_list_free(names, n);
     return rc;
 }
 
 /* Unlink what dir holds, then dir itself; what cannot be removed stays. */
 static void remove_tree(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        for (struct dirent *e; (e = readdir(d)) != NULL;) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char *p = kv_path_join(dir, e->d_name);
+    char **names;
+    size_t n;
+    kv_diag ignored;
+    if (kv_path_list(dir, &names, &n, &ignored) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            char *p = kv_path_join(dir, names[i]);
             unlink(p);
             free(p);
         }
-        closedir(d);
+        kv_path_list_free(names, n);
     }
     rmdir(dir);
 }

@@ -1,6 +1,9 @@
-/* path: path joining and bounded whole-file reads (include/kvsim/path.h). */
+/* path: path joining, sorted directory listings and bounded whole-file reads
+ * (include/kvsim/path.h). */
 #include "kvsim/path.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,38 @@ const char *kv_path_base(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kv_path_list(const char *dir, char ***names, size_t *n, kv_diag *diag)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
+    size_t cap = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        kv_grow((void **)names, &cap, *n + 1, sizeof **names);
+        (*names)[(*n)++] = kv_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*names, *n, sizeof **names, cmp_names);
+    return 0;
+}
+
+void kv_path_list_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 int kv_path_slurp(FILE *f, const char *path, size_t max, const char *note, char **out, size_t *n,

@@ -17,7 +17,6 @@
  * refusal leaves it as it was.
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -71,44 +70,30 @@ static int add_config(collect *m, const char *dir, kv_diag *diag)
     return rc;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* A sweep directory: every subdirectory with summary.json, in name order. */
 static int add_tree(collect *m, const char *dir, kv_diag *diag)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        /* Hidden names are never configurations: ".", "..", and the temporary directory of
-         * a run in progress or killed (outdir.h), which may hold a summary.json already. */
-        if (e->d_name[0] == '.')
-            continue;
-        kv_grow((void **)&names, &cap, n + 1, sizeof *names);
-        names[n++] = kv_xstrdup(e->d_name);
-    }
-    closedir(d);
-    if (n > 1)
-        qsort(names, n, sizeof *names, cmp_names);
+    char **names;
+    size_t n;
+    if (kv_path_list(dir, &names, &n, diag) != 0)
+        return -KV_EIO;
     int rc = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        /* Hidden names are never configurations: the temporary directory of a run in
+         * progress or killed (outdir.h) may hold a summary.json already. */
+        if (names[i][0] == '.')
+            continue;
         char *sub = kv_path_join(dir, names[i]);
         struct stat st;
-        if (rc == 0 && stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
             if (has_file(sub, "summary.json"))
                 rc = add_config(m, sub, diag);
             else if (has_file(sub, "stderr.txt") && m->left_out)
                 m->left_out(m->ctx, sub);
         }
         free(sub);
-        free(names[i]);
     }
-    free(names);
+    kv_path_list_free(names, n);
     return rc;
 }
 
@@ -152,18 +137,15 @@ static bool is_run_file(const char *name)
 }
 
 /* Walk dir (depth 0: the sweep directory, 1: a configuration directory): check every
- * entry (remove false) or remove them (remove true).  0, or -KV_EIO naming what is not a
- * sweep's. */
+ * entry (remove false) or remove them (remove true), in name order.  0, or -KV_EIO naming
+ * the first that is not a sweep's. */
 static int clear_walk(const char *dir, int depth, bool remove, kv_diag *diag)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return kv_diag_set(diag, -KV_EIO, "cannot open directory '%s': %s", dir, strerror(errno));
-    int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *p = kv_path_join(dir, e->d_name);
+    char **names;
+    size_t n;
+    int rc = kv_path_list(dir, &names, &n, diag);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *p = kv_path_join(dir, names[i]);
         struct stat st;
         bool ok = lstat(p, &st) == 0;
         if (ok && S_ISDIR(st.st_mode) && depth == 0) {
@@ -171,7 +153,7 @@ static int clear_walk(const char *dir, int depth, bool remove, kv_diag *diag)
             if (rc == 0 && remove && rmdir(p) != 0)
                 rc = kv_diag_set(diag, -KV_EIO, "cannot remove '%s': %s", p, strerror(errno));
         } else if (ok && S_ISREG(st.st_mode) &&
-                   (depth == 0 ? is_sweep_file(e->d_name) : is_run_file(e->d_name))) {
+                   (depth == 0 ? is_sweep_file(names[i]) : is_run_file(names[i]))) {
             if (remove && unlink(p) != 0)
                 rc = kv_diag_set(diag, -KV_EIO, "cannot remove '%s': %s", p, strerror(errno));
         } else {
@@ -182,7 +164,7 @@ static int clear_walk(const char *dir, int depth, bool remove, kv_diag *diag)
         }
         free(p);
     }
-    closedir(d);
+    kv_path_list_free(names, n);
     return rc;
 }
 

@@ -1,8 +1,7 @@
 /* afile: the atomic writer's states — a closed file is complete under its temp name and
  * the target untouched until commit; abort after close removes it; a group renames only
- * after every member closed. */
+ * after every member closed.  path: the sorted directory listing the writers' checks use. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +13,36 @@
 /* Files in dir, hidden ones (temps) included, "." and ".." not. */
 static int count_files(const char *dir)
 {
-    DIR *d = opendir(dir);
-    cr_assert(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
+    char **names;
+    size_t n;
+    kv_diag d;
+    cr_assert_eq(kv_path_list(dir, &names, &n, &d), 0, "%s", d.msg);
+    kv_path_list_free(names, n);
+    return (int)n;
+}
+
+Test(path, list_is_in_name_order_without_dot_entries)
+{
+    char *dir = make_temp_dir();
+    const char *made[] = {"b.txt", ".tmp", "a.txt", "B", "a"};
+    for (size_t i = 0; i < 5; i++)
+        free(write_file(dir, made[i], "x\n"));
+    char **names;
+    size_t n;
+    kv_diag d;
+    cr_assert_eq(kv_path_list(dir, &names, &n, &d), 0, "%s", d.msg);
+    const char *want[] = {".tmp", "B", "a", "a.txt", "b.txt"}; /* strcmp: '.' < 'B' < 'a' */
+    cr_assert_eq(n, 5);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_str_eq(names[i], want[i], "entry %zu", i);
+    kv_path_list_free(names, n);
+    cr_assert_eq(kv_path_list("/nonexistent-kvsim-dir", &names, &n, &d), -KV_EIO);
+    cr_assert_str_eq(d.msg, "cannot open directory '/nonexistent-kvsim-dir': No such file or "
+                            "directory");
+    cr_assert_null(names);
+    cr_assert_eq(n, 0);
+    rm_rf(dir);
+    free(dir);
 }
 
 Test(afile, close_keeps_the_target_until_commit)

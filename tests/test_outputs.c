@@ -593,15 +593,18 @@ Test(outputs, a_second_sweep_needs_force)
     run_result_free(&r);
     assert_listing(sw, "b16_wm0.05_split_s256_fcfs sweep.csv");
 
-    /* --force removes only what a sweep wrote: anything else and nothing is removed. */
+    /* --force removes only what a sweep wrote: anything else and nothing is removed.  The
+     * stranger's name sorts after the run's files (walks go in name order), so a removal
+     * that did not check everything first would have removed those already. */
     char *cfg = pathf("%s/b16_wm0.05_split_s256_fcfs", sw);
-    free(write_file(cfg, "notes.txt", "mine\n"));
+    free(write_file(cfg, "z-notes.txt", "mine\n"));
     r = run_kvsim("sweep", shared(), "--out", sw, "--time-model", "fixed:0.01", "-q", "--force",
                   NULL);
-    snprintf(want, sizeof want, "kvsim: error: '%s/notes.txt' was not written by kvsim sweep", cfg);
+    snprintf(want, sizeof want, "kvsim: error: '%s/z-notes.txt' was not written by kvsim sweep",
+             cfg);
     assert_error_line(&r, 1, want, NULL);
     run_result_free(&r);
-    assert_listing(cfg, "notes.txt perf.json requests.csv summary.json timeseries.csv");
+    assert_listing(cfg, "perf.json requests.csv summary.json timeseries.csv z-notes.txt");
     assert_listing(sw, "b16_wm0.05_split_s256_fcfs sweep.csv");
     free(cfg), free(sw);
 }

@@ -47,7 +47,6 @@
  * missing lines of --emit-jobs and `kvsim merge`).
  */
 #define _XOPEN_SOURCE 700 /* realpath(3) */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -235,20 +234,19 @@ static int make_out_dir(const sweep *s)
     return CLI_OK;
 }
 
-/* The first entry of dir other than "." and "..", into name; false when there is none (or
- * dir cannot be read: mkdir and the writes will say why). */
+/* The first entry of dir (in name order) other than "." and "..", into name; false when
+ * there is none (or dir cannot be read: mkdir and the writes will say why). */
 static bool first_entry(const char *dir, char *name, size_t n)
 {
-    DIR *d = opendir(dir);
-    bool found = false;
-    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(name, n, "%s", e->d_name);
-            found = true;
-        }
-    if (d)
-        closedir(d);
-    return found;
+    char **names;
+    size_t count;
+    kv_diag ignored;
+    if (kv_path_list(dir, &names, &count, &ignored) != 0)
+        return false;
+    if (count > 0)
+        snprintf(name, n, "%s", names[0]);
+    kv_path_list_free(names, count);
+    return count > 0;
 }
 
 /* A second sweep never lands beside a first: DIR must be missing or empty, or (--force)
