@@ -526,7 +526,10 @@ int kv_cal_polish(kv_cal_resid_fn fn, void *ctx, size_t n, size_t m, double *the
                   const double *lo, const double *hi, const double *step, double *best,
                   kv_diag *diag)
 {
-    double *r = kv_xmalloc((m ? m : 1) * (n + 2) * sizeof *r);
+    if (n == 0 || n > KV_CAL_N_KEYS || m == 0)
+        return kv_diag_set(diag, -KV_EINVAL, "{fit}: %zu keys and %zu residuals (1 to %d keys)", n,
+                           m, KV_CAL_N_KEYS);
+    double *r = kv_xmalloc(m * (n + 2) * sizeof *r);
     double *jac = r + m, *trial = r + m * (n + 1); /* J's columns, then a trial's residuals */
     int rc = fn(ctx, theta, r, diag);
     if (rc == 0)

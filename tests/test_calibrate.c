@@ -671,6 +671,10 @@ Test(calibrate, polish_walks_rosenbrocks_valley_and_holds_a_bound)
     kv_diag d;
     cr_assert_eq(kv_cal_polish(stop_at_once, NULL, 2, 2, th, lo, hi, step, &best, &d), 1);
     cr_assert(th[0] == 0.9 && th[1] == 0.8);
+    cr_assert_eq(kv_cal_polish(rosenbrock, NULL, 0, 2, th, lo, hi, step, &best, &d), -KV_EINVAL);
+    cr_assert_str_eq(d.msg, "{fit}: 0 keys and 2 residuals (1 to 5 keys)");
+    cr_assert_eq(kv_cal_polish(rosenbrock, NULL, KV_CAL_N_KEYS + 1, 2, th, lo, hi, step, &best, &d),
+                 -KV_EINVAL);
 }
 
 Test(calibrate, option_errors)

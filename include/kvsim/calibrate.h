@@ -93,7 +93,8 @@ typedef int (*kv_cal_resid_fn)(void *ctx, const double *theta, double *r, kv_dia
  * is shorter than step on every key (the search has looked there), or after
  * KV_CAL_LM_ITERATIONS Jacobians.  It walks the narrow valleys (overhead against mbu)
  * where the compass moves stall because no single key's move is downhill.  0, 1 (fn said
- * stop), or fn's error.  scripts/accuracy's lm_polish is the same in Python. */
+ * stop), fn's error, or -KV_EINVAL for n outside 1..KV_CAL_N_KEYS or m = 0.
+ * scripts/accuracy's lm_polish is the same in Python. */
 int kv_cal_polish(kv_cal_resid_fn fn, void *ctx, size_t n, size_t m, double *theta,
                   const double *lo, const double *hi, const double *step, double *best,
                   kv_diag *diag);
