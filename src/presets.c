@@ -152,7 +152,9 @@ static const gpu_preset gpus[] = {
      * mbu, layer_lat [VIDURTP] 0.855, 29.2 us; mfu, smooth, act_bytes [VIDURK] 0.705, 1.32,
      * 35.5 B; mfu_fp8 [MAMF] 1402.6/1979 (no layer profile in FP8: a ceiling); attention
      * [ORT].  (Before December 2026: mfu [MAMF] 794.5/989.5, mbu [H100BW] 0.78; then
-     * [VIDUR] 0.661 and 0.70 with max(C, M) and no layer_lat.) */
+     * [VIDUR] 0.661 and 0.70 with max(C, M) and no layer_lat.)  The one published H100
+     * serving source replayed (docs/accuracy.md, S2) fits mfu 0.35 instead, with its
+     * bandwidth intact: a GPU that ran its GEMMs at half the profiled rate; not a default. */
     {"H100-SXM", 80, 3.35e12, 989.5e12, 1979e12, KV_LINK_NVLINK4, 0.705, 1402.6 / 1979, 0.855,
      0.68, 13.5e-6, 29.2e-6, 1.32, 35.5},
     /* NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity

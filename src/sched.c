@@ -577,7 +577,10 @@ static void finish_waiting(kv_sched *s, kv_req *r, int64_t now_ns)
     ended(s, r);
 }
 
-/* Async step end: AsyncScheduler._update_request_with_output, in scheduling order. */
+/* Async step end: AsyncScheduler._update_request_with_output, in scheduling order.  It
+ * stays a loop of its own beside kv_sched_step_end's sync one: the two mirror different
+ * vLLM functions (placeholders, the deferred cache commit and finishing in the queue exist
+ * only here), and a shared loop would need a branch on every line. */
 static void step_end_async(kv_sched *s, kv_batch *batch, int64_t now_ns)
 {
     for (uint32_t i = 0; i < batch->n; i++) {
