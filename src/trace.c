@@ -542,6 +542,26 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
     return rc;
 }
 
+/* The fields kv_trace_options_equal compares, in order: a field added to kv_trace_options
+ * changes its size and stops the build here until it is compared too. */
+struct trace_options_fields {
+    kv_trace_format format;
+    uint32_t trace_block_size;
+    uint64_t limit;
+    double time_scale, rate;
+    uint64_t seed;
+    size_t max_line;
+};
+_Static_assert(sizeof(kv_trace_options) == sizeof(struct trace_options_fields),
+               "kv_trace_options_equal must compare every field of kv_trace_options");
+
+bool kv_trace_options_equal(const kv_trace_options *a, const kv_trace_options *b)
+{
+    return a->format == b->format && a->trace_block_size == b->trace_block_size &&
+           a->limit == b->limit && a->time_scale == b->time_scale && a->rate == b->rate &&
+           a->seed == b->seed && a->max_line == b->max_line;
+}
+
 void kv_trace_free(kv_trace *t)
 {
     if (!t)

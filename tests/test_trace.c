@@ -154,6 +154,26 @@ Test(trace_format, unknown_name)
     cr_assert_eq(f, KV_TRACE_LENGTHS);
 }
 
+/* Two option sets read the same trace exactly when every field agrees (cmd_run reuses a
+ * preloaded trace on that). */
+Test(trace_format, options_equal_compares_every_field)
+{
+    kv_trace_options a = {KV_TRACE_KVSIM_JSONL, 16, 10, 0.5, 2.0, 7, 4096}, v[7];
+    for (int f = 0; f < 7; f++)
+        v[f] = a;
+    v[0].format = KV_TRACE_AUTO;
+    v[1].trace_block_size = 32;
+    v[2].limit = 11;
+    v[3].time_scale = 1.0;
+    v[4].rate = 3.0;
+    v[5].seed = 8;
+    v[6].max_line = 8192;
+    kv_trace_options same = a;
+    cr_assert(kv_trace_options_equal(&a, &same));
+    for (int f = 0; f < 7; f++)
+        cr_assert_not(kv_trace_options_equal(&a, &v[f]), "field %d differs", f);
+}
+
 Test(trace_format, free_null)
 {
     kv_trace_free(NULL);

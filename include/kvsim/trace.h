@@ -111,5 +111,8 @@ int kv_trace_load(kv_trace **out, const char *path, const kv_trace_options *opt,
 int kv_trace_load_stream(kv_trace **out, FILE *f, const char *name, const kv_trace_options *opt,
                          kv_diag *diag);
 void kv_trace_free(kv_trace *t); /* NULL ok */
+/* Whether two option sets read a file into the same trace: every field equal (a compile-
+ * time check in trace.c fails when a field is added and not compared here). */
+bool kv_trace_options_equal(const kv_trace_options *a, const kv_trace_options *b);
 
 #endif

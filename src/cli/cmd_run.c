@@ -152,19 +152,12 @@ void cli_run_preload_set(cli_run_preload *p)
     preload = p;
 }
 
-static bool same_trace_options(const kv_trace_options *a, const kv_trace_options *b)
-{
-    return a->format == b->format && a->trace_block_size == b->trace_block_size &&
-           a->limit == b->limit && a->time_scale == b->time_scale && a->rate == b->rate &&
-           a->seed == b->seed && a->max_line == b->max_line;
-}
-
 /* The preloaded trace when it is this run's (its chain store into *so), else read it. */
 static int load_trace(const char *path, kv_sim_options *so, kv_trace **trace)
 {
     kv_diag d;
     if (preload && preload->trace && strcmp(preload->path, path) == 0 &&
-        same_trace_options(&preload->opt, &so->trace)) {
+        kv_trace_options_equal(&preload->opt, &so->trace)) {
         *trace = preload->trace;
         preload->trace = NULL;
         so->chains = preload->chains;
