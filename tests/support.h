@@ -97,6 +97,21 @@ const char *src_path(const char *rel);
 /* A fresh empty directory under /tmp; removed by rm_rf. */
 char *make_temp_dir(void);
 void rm_rf(const char *path);
+
+/* A suite's scratch directory: a static `dir`, made fresh by init() before each test and
+ * removed by fini() after it (TestSuite(name, .init = init, .fini = fini), or called from
+ * the suite's own fixtures). */
+#define KV_TEST_SCRATCH_DIR(init, fini)                                                            \
+    static char *dir;                                                                              \
+    static void init(void)                                                                         \
+    {                                                                                              \
+        dir = make_temp_dir();                                                                     \
+    }                                                                                              \
+    static void fini(void)                                                                         \
+    {                                                                                              \
+        rm_rf(dir);                                                                                \
+        free(dir);                                                                                 \
+    }
 /* Write text to dir/name; returns the malloc'd path. */
 char *write_file(const char *dir, const char *name, const char *text);
 /* Whole file, NUL-terminated, or NULL if unreadable. */

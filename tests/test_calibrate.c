@@ -51,18 +51,7 @@ Test(calibrate, schedule_draws_numpy_legacy_exponentials_from_mt19937)
 
 /* ---- files ------------------------------------------------------------------------------- */
 
-static char *dir;
-
-static void setup_dir(void)
-{
-    dir = make_temp_dir();
-}
-
-static void teardown_dir(void)
-{
-    rm_rf(dir);
-    free(dir);
-}
+KV_TEST_SCRATCH_DIR(setup_dir, teardown_dir)
 
 static kv_bench *load_ok(const char *name, const char *text)
 {

@@ -18,18 +18,7 @@
 #define LIMIT_CLUSTER (SANITIZED ? "60" : "500")
 #define POOL(n)       (SANITIZED ? KV_TEST_SMALL_BLOCKS : (n))
 
-static char *dir;
-
-static void setup(void)
-{
-    dir = make_temp_dir();
-}
-
-static void teardown(void)
-{
-    rm_rf(dir);
-    free(dir);
-}
+KV_TEST_SCRATCH_DIR(setup, teardown)
 
 TestSuite(cli_cluster, .init = setup, .fini = teardown);
 

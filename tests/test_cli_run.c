@@ -12,19 +12,13 @@
 
 #include "support.h"
 
-static char *dir;
-
-static void setup(void)
-{
-    dir = make_temp_dir();
-}
+KV_TEST_SCRATCH_DIR(setup, remove_dir)
 
 static void free_scratch(void);
 
 static void teardown(void)
 {
-    rm_rf(dir);
-    free(dir);
+    remove_dir();
     free_scratch();
 }
 

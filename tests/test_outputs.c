@@ -36,18 +36,7 @@
 
 #define SANITIZED KV_TEST_SANITIZED /* support.h */
 
-static char *dir;
-
-static void setup(void)
-{
-    dir = make_temp_dir();
-}
-
-static void teardown(void)
-{
-    rm_rf(dir);
-    free(dir);
-}
+KV_TEST_SCRATCH_DIR(setup, teardown)
 
 TestSuite(outputs, .init = setup, .fini = teardown);
 
