@@ -348,13 +348,19 @@ static void spec_of(const search *s, const double *theta, char *buf, size_t n)
     kv_timing_describe(&t, buf, n);
 }
 
-/* Number of residuals of one evaluation: five metrics of every fitted run. */
-static size_t n_residuals(const search *s)
+/* Number of fitted runs: the replays of one evaluation. */
+static size_t n_fitted(const search *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n_runs; i++)
         n += s->train[i];
-    return n * KV_CAL_N_METRICS;
+    return n;
+}
+
+/* Number of residuals of one evaluation: five metrics of every fitted run. */
+static size_t n_residuals(const search *s)
+{
+    return n_fitted(s) * KV_CAL_N_METRICS;
 }
 
 /* ln(predicted / measured) of every metric of every fitted run at θ, in run order, into r
@@ -362,7 +368,7 @@ static size_t n_residuals(const search *s)
  * the budget would be exceeded, or an error. */
 static int residuals_of(search *s, const double *theta, double *r, kv_diag *diag)
 {
-    if (s->replays + n_residuals(s) / KV_CAL_N_METRICS > s->max_replays)
+    if (s->replays + n_fitted(s) > s->max_replays)
         return 1;
     char spec[KV_TIMING_DESCRIBE_MAX];
     spec_of(s, theta, spec, sizeof spec);
@@ -419,6 +425,12 @@ static int loss_of(search *s, const double *theta, double *loss, kv_diag *diag)
     return 0;
 }
 
+/* v within [lo, hi]. */
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 typedef struct box {
     double lo[KV_CAL_N_KEYS], hi[KV_CAL_N_KEYS], step[KV_CAL_N_KEYS];
 } box;
@@ -432,8 +444,7 @@ static int explore(search *s, const box *bx, double *x, double *fx, kv_diag *dia
     for (size_t j = 0; rc == 0 && j < s->n_keys; j++)
         for (int sign = 1; rc == 0 && sign >= -1; sign -= 2) {
             memcpy(th, x, s->n_keys * sizeof *th);
-            double v = x[j] + sign * bx->step[j];
-            th[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
+            th[j] = clamp(x[j] + sign * bx->step[j], bx->lo[j], bx->hi[j]);
             if (th[j] == x[j])
                 continue;
             double e;
@@ -468,10 +479,8 @@ static int pattern_search(search *s, double *theta, box *bx, double *best, kv_di
             continue;
         }
         while (rc == 0 && fx < *best) {
-            for (size_t j = 0; j < n; j++) {
-                double v = 2 * x[j] - theta[j];
-                p[j] = v < bx->lo[j] ? bx->lo[j] : v > bx->hi[j] ? bx->hi[j] : v;
-            }
+            for (size_t j = 0; j < n; j++)
+                p[j] = clamp(2 * x[j] - theta[j], bx->lo[j], bx->hi[j]);
             memcpy(theta, x, n * sizeof *x);
             *best = fx;
             double fp;
@@ -582,10 +591,8 @@ int kv_cal_polish(kv_cal_resid_fn fn, void *ctx, size_t n, size_t m, double *the
             if (within)
                 break;
             double th[KV_CAL_N_KEYS];
-            for (size_t j = 0; j < n; j++) {
-                double v = theta[j] + d[j];
-                th[j] = v < lo[j] ? lo[j] : v > hi[j] ? hi[j] : v;
-            }
+            for (size_t j = 0; j < n; j++)
+                th[j] = clamp(theta[j] + d[j], lo[j], hi[j]);
             rc = fn(ctx, th, trial, diag);
             if (rc != 0)
                 break; /* trial holds no residuals: the budget is spent, or an error */
