@@ -187,6 +187,7 @@ int kv_timing_parse(const char *spec, kv_timing *t, kv_diag *diag)
     memset(t, 0, sizeof *t);
     /* GPU-less values; kv_timing_bind replaces every key the spec leaves out. */
     t->overhead_s = KV_ROOFLINE_OVERHEAD_S;
+    t->seq_overhead_s = KV_ROOFLINE_SEQ_OVERHEAD_S;
     t->mfu = KV_ROOFLINE_MFU;
     t->mbu = KV_ROOFLINE_MBU;
     t->tp = t->pp = 1;

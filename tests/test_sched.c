@@ -531,7 +531,8 @@ Test(sched, s6_time_roofline_decode_is_memory_bound)
      * takes overhead + weights / (bandwidth · mbu). */
     kv_timing t;
     kv_diag d;
-    cr_assert_eq(kv_timing_parse("roofline:overhead=0.001,mfu=0.5,mbu=0.5", &t, &d), 0);
+    cr_assert_eq(
+        kv_timing_parse("roofline:overhead=0.001,seq_overhead=0,mfu=0.5,mbu=0.5", &t, &d), 0);
     t.peak_flops = 1e15;
     t.hbm_bw = 2e12;
     t.active_params = 8e9;

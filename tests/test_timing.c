@@ -68,8 +68,8 @@ static int64_t step(const kv_timing *t, uint64_t tokens, uint64_t read, uint64_t
 /* ---- TP and PP against hand-computed step times ---------------------------------------- */
 
 #define EXPLICIT                                                                                   \
-    "roofline:overhead=0.001,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,ar_bw=1e11,ar_lat=1e-5,"          \
-    "pp_bw=1e11,pp_lat=2e-5"
+    "roofline:overhead=0.001,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,ar_bw=1e11,"       \
+    "ar_lat=1e-5,pp_bw=1e11,pp_lat=2e-5"
 
 Test(timing, tp4_decode_adds_two_allreduces_per_layer)
 {
@@ -119,6 +119,28 @@ Test(timing, pp2_runs_both_stages_and_hands_activations_over)
     cr_assert_eq(step(&t, 16, 16000, 16000, 16), 146270744);
 }
 
+/* seq_overhead's default (timing.h KV_ROOFLINE_SEQ_OVERHEAD_S): vLLM's own scheduler costs
+ * 9.5 us of host time per running request and step (tools/vllm_sched_cpu.py).  The round
+ * model has no vocabulary, so the number of requests changes nothing but the host part:
+ * 16 requests against 1 in the same tokens cost 15 · 9.5 us more in a sync engine, and
+ * nothing more where the GPU part hides the host's (async). */
+Test(timing, seq_overhead_default_is_the_schedulers_measured_cost)
+{
+    kv_model m = round_model();
+    kv_gpu g = round_gpu();
+    kv_timing t = bound("roofline", &m, &g, 1, 1);
+    cr_assert_eq(t.seq_overhead_s, 9.5e-6);
+    cr_assert_eq(step(&t, 16, 16000, 16000, 16) - step(&t, 16, 16000, 16000, 1), 142500);
+    t.overlap_host = true;
+    cr_assert_eq(step(&t, 16, 16000, 16000, 16), step(&t, 16, 16000, 16000, 1));
+    char desc[KV_TIMING_DESCRIBE_MAX];
+    kv_timing_describe(&t, desc, sizeof desc);
+    cr_assert(strstr(desc, ",seq_overhead=9.5e-06,") != NULL, "%s", desc);
+    /* A spec that names it wins. */
+    t = bound("roofline:seq_overhead=0", &m, &g, 1, 1);
+    cr_assert_eq(step(&t, 16, 16000, 16000, 16), step(&t, 16, 16000, 16000, 1));
+}
+
 /* Async scheduling (timing.h overlap_host): the host part (overhead + seq_overhead·N)
  * overlaps the GPU's, so the step is the larger of the two, PP hand-offs on the GPU side. */
 Test(timing, async_hides_the_host_part_behind_the_gpu)
@@ -126,7 +148,8 @@ Test(timing, async_hides_the_host_part_behind_the_gpu)
     kv_model m = round_model();
     kv_gpu g = round_gpu();
     /* The TP-4 decode above: GPU part 36.31203072 + 2.2291456 ms = 38.54117632 ms. */
-    kv_timing t = bound(EXPLICIT ",seq_overhead=0.0001", &m, &g, 4, 1);
+    kv_timing t = bound(EXPLICIT, &m, &g, 4, 1);
+    t.seq_overhead_s = 0.0001;
     cr_assert_eq(step(&t, 16, 16000, 16000, 16), 39541176 + 1600000, "sync: host + GPU");
     t.overlap_host = true;
     cr_assert_eq(step(&t, 16, 16000, 16000, 16), 38541176, "async: max(2.6 ms, GPU)");
@@ -164,8 +187,9 @@ Test(timing, link_defaults_follow_the_preset_and_the_link_key)
     t = bound("roofline:link=xgmi3", &m, &g, 2, 1);
     cr_assert_eq(t.ar_bw, 48e9);
     /* link=none charges nothing for TP traffic. */
-    t = bound("roofline:overhead=0.001,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none", &m, &g, 4,
-              1);
+    t = bound(
+        "roofline:overhead=0.001,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none", &m,
+        &g, 4, 1);
     cr_assert_eq(step(&t, 16, 16000, 16000, 16), 1000000 + 36312031);
 }
 
@@ -215,11 +239,12 @@ ParameterizedTest(gpu_case *c, timing, decode_uses_the_gpu_s_cited_efficiencies)
     double comp = flops / (g.peak_flops * g.mfu);
     double stage =
         c->smooth > 0 ? pow(pow(comp, c->smooth) + pow(mem, c->smooth), 1 / c->smooth) : mem;
-    double want = 0.002 + stage + 32 * 4096 * c->act_bytes / c->hbm;
+    double host = 0.002 + 9.5e-6; /* overhead + seq_overhead · 1 (timing.h defaults) */
+    double want = host + stage + 32 * 4096 * c->act_bytes / c->hbm;
     cr_assert(llabs(step(&t, 1, 1000, 1000, 1) - llround(want * 1e9)) <= 1, "%s", c->gpu);
     /* Without the two new terms the step is exactly the weights and the history. */
     t = bound("roofline:smooth=0,act_bytes=0", &m, &g, 1, 1);
-    cr_assert_eq(step(&t, 1, 1000, 1000, 1), llround((0.002 + mem) * 1e9), "%s", c->gpu);
+    cr_assert_eq(step(&t, 1, 1000, 1000, 1), llround((host + mem) * 1e9), "%s", c->gpu);
 }
 
 Test(timing, smooth_maximum_and_activation_traffic)
@@ -232,8 +257,9 @@ Test(timing, smooth_maximum_and_activation_traffic)
      * ms.  No overhead and no all-reduce, so the step is √(C² + M²) + E. */
     kv_model m = round_model();
     kv_gpu g = round_gpu();
-    const char *spec = "roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,"
-                       "smooth=2,act_bytes=30";
+    const char *spec =
+        "roofline:overhead=0,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,"
+        "smooth=2,act_bytes=30";
     kv_timing t = bound(spec, &m, &g, 2, 1);
     double pairs = 512.0 * 513 / 2;
     double c = (2 * 70e9 * 512 + 4.0 * 80 * 64 * 128 * pairs) / (2 * 1e15 * 0.5);
@@ -243,15 +269,18 @@ Test(timing, smooth_maximum_and_activation_traffic)
     int64_t got = step(&t, 512, (uint64_t)pairs, 512, 1);
     cr_assert(llabs(got - llround((sqrt(c * c + mm * mm) + e) * 1e9)) <= 1, "%lld", (long long)got);
     /* smooth = 0 is the maximum; a large p approaches it; p = 1 is the sum. */
-    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=0,"
-              "act_bytes=0",
-              &m, &g, 2, 1);
+    t = bound(
+        "roofline:overhead=0,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=0,"
+        "act_bytes=0",
+        &m, &g, 2, 1);
     cr_assert_eq(step(&t, 512, (uint64_t)pairs, 512, 1), llround((c > mm ? c : mm) * 1e9));
-    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=1,"
-              "act_bytes=0",
-              &m, &g, 2, 1);
+    t = bound(
+        "roofline:overhead=0,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=1,"
+        "act_bytes=0",
+        &m, &g, 2, 1);
     cr_assert(llabs(step(&t, 512, (uint64_t)pairs, 512, 1) - llround((c + mm) * 1e9)) <= 1);
-    t = bound("roofline:overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,smooth=100,"
+    t = bound("roofline:overhead=0,seq_overhead=0,mfu=0.5,mbu=0.5,attn=0.5,attn_lat=0,link=none,"
+              "smooth=100,"
               "act_bytes=0",
               &m, &g, 2, 1);
     int64_t near = step(&t, 512, (uint64_t)pairs, 512, 1);
@@ -275,25 +304,26 @@ Test(timing, prefill_uses_the_layer_efficiency_and_fp8_peak)
     cr_assert_eq(kv_gpu_preset("H100-SXM", &h100, &d), 0);
     cr_assert_eq(kv_gpu_preset("A100-80G", &a100, &d), 0);
     uint64_t pairs = 8192ull * 8193 / 2;
+    double host = 0.002 + 9.5e-6; /* overhead + seq_overhead · 1 request (timing.h defaults) */
     double gemm = 2 * (8030261248.0 - 2 * 525336576.0) * 8192 + 2 * 525336576.0;
     double attn = 4.0 * 32 * 32 * 128 * (double)pairs;
     kv_timing t = bound("roofline:smooth=0,act_bytes=0", &m, &h100, 1, 1);
     int64_t bf16 = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(bf16 - llround((0.002 + (gemm + attn) / (0.705 * 989.5e12)) * 1e9)) <= 1,
-              "%lld", (long long)bf16);
+    cr_assert(llabs(bf16 - llround((host + (gemm + attn) / (0.705 * 989.5e12)) * 1e9)) <= 1, "%lld",
+              (long long)bf16);
     /* FP8 weights: GEMMs at the FP8 MAMF 1,402.6 TFLOPS (a ceiling: no FP8 layer profile),
      * attention still at bf16's. */
     m.weight_bytes = 1.0;
     t = bound("roofline:smooth=0,act_bytes=0", &m, &h100, 1, 1);
     int64_t fp8 = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(fp8 - llround((0.002 + gemm / 1402.6e12 + attn / (0.705 * 989.5e12)) * 1e9)) <=
+    cr_assert(llabs(fp8 - llround((host + gemm / 1402.6e12 + attn / (0.705 * 989.5e12)) * 1e9)) <=
                   1,
               "%lld", (long long)fp8);
     /* The A100 has no FP8 tensor cores: FP8 weights run at its bf16 efficiency, 0.709 of
      * 312 TFLOPS. */
     t = bound("roofline:smooth=0,act_bytes=0", &m, &a100, 1, 1);
     int64_t a = step(&t, 8192, pairs, 8192, 1);
-    cr_assert(llabs(a - llround((0.002 + (gemm + attn) / (0.709 * 312e12)) * 1e9)) <= 1, "%lld",
+    cr_assert(llabs(a - llround((host + (gemm + attn) / (0.709 * 312e12)) * 1e9)) <= 1, "%lld",
               (long long)a);
 }
 
@@ -304,7 +334,8 @@ Test(timing, attention_efficiency_curve_rises_with_kv_read)
     kv_model m = round_model();
     m.num_params = m.active_params = 0;
     kv_gpu g = round_gpu();
-    kv_timing t = bound("roofline:overhead=0,mbu=0.9,attn=0.6,attn_lat=1e-5", &m, &g, 1, 1);
+    kv_timing t =
+        bound("roofline:overhead=0,seq_overhead=0,mbu=0.9,attn=0.6,attn_lat=1e-5", &m, &g, 1, 1);
     double c = 327680; /* c_rank, 80 layers */
     double prev = 0;
     for (uint64_t hist = 100; hist <= 1000000; hist *= 10) {
@@ -622,7 +653,7 @@ Test(timing, cli_echoes_the_resolved_model)
         run_kvsim("run", src_path("traces/tiny.csv"), "--model", "llama-3-70b", "--gpu", "A100-80G",
                   "--tp", "4", "--time-model", "roofline:overhead=0.003", "--json", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "\"time_model\": \"roofline:overhead=0.003,seq_overhead=0,"
+    cr_assert(strstr(r.out, "\"time_model\": \"roofline:overhead=0.003,seq_overhead=9.5e-06,"
                             "mfu=0.709,mfu8=0.709,mbu=0.77,attn=0.78,"
                             "attn_lat=2.2e-05,layer_lat=3.58e-05,smooth=1.46,act_bytes=32.1,"
                             "link=nvlink3,ar_bw=2e+11,ar_lat=9.85e-06,"

@@ -116,6 +116,13 @@ typedef struct kv_timing {
 #define KV_ROOFLINE_OVERHEAD_S 0.002
 #define KV_ROOFLINE_MFU        0.6
 #define KV_ROOFLINE_MBU        0.8
+/* seq_overhead's default, the same for every GPU (host CPU, not GPU work): vLLM's own v1
+ * scheduler, Scheduler.schedule() + update_from_output() per decode step, costs 9.5 us per
+ * running request (tools/vllm_sched_cpu.py over the vllm_ref tree of vLLM main
+ * bf292b5f6b53, 2026-06-26, on a 2.3 GHz Xeon: 9.45 and 9.50 us in two runs of N = 1 to
+ * 512; docs/accuracy.md).  A lower bound: input preparation, sampling and the outputs'
+ * hand-off to the API server are per-request host work too, and are not in it. */
+#define KV_ROOFLINE_SEQ_OVERHEAD_S 9.5e-6
 
 /* Longest text kv_timing_describe writes, terminator included. */
 #define KV_TIMING_DESCRIBE_MAX 512
