@@ -61,6 +61,39 @@ def rosenbrock(failures):
             failures.append(f"rosenbrock from {start}: loss {e}")
 
 
+def engine_host(failures, work):
+    """The V0 engine's serial output processing under PP (scripts/accuracy V0_PP_OUTPUT_S,
+    vLLM RFC #6913): added to the roofline's seq_overhead of a V0 case with PP > 1, nothing
+    else; kept on top of a seq_overhead a spec gives; linear and fixed models untouched."""
+    v1 = case(0, 4, 0, 40)
+    v0 = dict(v1, engine="V0 (vLLM 0.8.3, PP)", pp=2, vllm_version="0.8.3")
+    v0pp1 = dict(v0, pp=1)
+    extra = (3.4e-3 - 0.2e-3) / 31
+    base = acc.default_seq_overhead(KVSIM, work)
+    if base != 9.5e-6:
+        failures.append(f"kvsim's seq_overhead default read as {base}, timing.h says 9.5e-06")
+    def seq(tm):
+        return float(acc.parse_roofline(tm)["seq_overhead"])
+    for c, tm in ((v1, None), (v1, "roofline:mbu=0.5"), (v0pp1, None), (v0, "fixed:0.01"),
+                  (v0, "linear:0.001,0,0")):
+        got = acc.engine_time_model(c, tm, KVSIM, work)
+        if got != tm:
+            failures.append(f"engine host: {c['engine']} PP {c['pp']}, {tm} became {got}")
+    # (the spec carries 9 significant digits)
+    for tm, want in ((None, base + extra), ("roofline", base + extra),
+                     ("roofline:seq_overhead=1e-05,mbu=0.5", 1e-5 + extra)):
+        got = acc.engine_time_model(v0, tm, KVSIM, work)
+        if abs(seq(got) / want - 1) > 1e-8 or (tm and "mbu" in tm and "mbu=0.5" not in got):
+            failures.append(f"engine host: V0 PP 2, {tm} became {got}, want seq_overhead {want}")
+    # Through a replay: the echoed model carries the sum, and the V0 case decodes slower.
+    r0, r1 = acc.replay([v0, dict(v1, pp=2)], KVSIM, None, None, work, [])
+    if abs(seq(r0["time_model"]) / (base + extra) - 1) > 1e-8:  # 9 digits echoed
+        failures.append(f"engine host: the V0 replay ran {r0['time_model']}")
+    if not r0["predicted"]["tpot_mean"] > r1["predicted"]["tpot_mean"]:
+        failures.append("engine host: V0's TPOT is not above V1's on the same run")
+    print(f"engine host: V0 PP 2 seq_overhead {base} + {extra:.6g} s")
+
+
 def main():
     cases = [case(0, 10, 0.02, 40, 1500), case(1, 24, 0, 60), case(2, 8, 0.02, 120), case(3, 16, 2.0, 20)]
     failures = []
@@ -69,6 +102,7 @@ def main():
         base = acc.replay(cases, KVSIM, None, None, work, [])
         assert len(base) == len(cases), "every synthetic case replays"
         presets = {r["id"]: acc.parse_roofline(r["time_model"]) for r in base}
+        engine_host(failures, work)
         keys = list(TRUTH)
         theta = [TRUTH[k] for k in keys]
         truth = acc.replay(cases, KVSIM, lambda c: acc.model_for(theta, keys, presets[c["id"]]),
