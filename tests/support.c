@@ -408,3 +408,19 @@ bool same_output(const char *a, const char *b)
     free(y);
     return same;
 }
+
+kv_request_spec test_family_request(uint32_t **tokens, size_t i, int64_t t, uint32_t prompt,
+                                    uint32_t output, uint32_t family)
+{
+    free(*tokens);
+    *tokens = malloc((prompt ? prompt : 1) * sizeof **tokens);
+    cr_assert(*tokens != NULL);
+    for (uint32_t p = 0; p < prompt; p++)
+        (*tokens)[p] = family * 100000 + p;
+    return (kv_request_spec){.arrival_ns = t,
+                             .prompt_len = prompt,
+                             .output_len = output,
+                             .row = (uint32_t)i,
+                             .content = KV_CONTENT_TOKENS,
+                             .tokens = *tokens};
+}

@@ -129,4 +129,10 @@ bool same_output(const char *a, const char *b);
 kv_engine_config test_engine_config(uint32_t num_blocks, uint32_t block_size,
                                     const char *time_model);
 
+/* Request row i of a token trace: `prompt` tokens of family f (ids f·100,000 + position, so
+ * a family shares every prefix), `output` tokens out, arriving at t.  *tokens is freed and
+ * reallocated for the ids (the caller frees it at the end); the spec points at it. */
+kv_request_spec test_family_request(uint32_t **tokens, size_t i, int64_t t, uint32_t prompt,
+                                    uint32_t output, uint32_t family);
+
 #endif

@@ -29,16 +29,7 @@ static kv_run_result res, ref;
 /* Request i: `prompt` tokens of family f (a family shares every prefix), arriving at t. */
 static void add_req(size_t i, int64_t t, uint32_t prompt, uint32_t output, uint32_t family)
 {
-    free(tokens[i]);
-    tokens[i] = malloc(prompt * sizeof *tokens[i]);
-    for (uint32_t p = 0; p < prompt; p++)
-        tokens[i][p] = family * 100000 + p;
-    specs[i] = (kv_request_spec){.arrival_ns = t,
-                                 .prompt_len = prompt,
-                                 .output_len = output,
-                                 .row = (uint32_t)i,
-                                 .content = KV_CONTENT_TOKENS,
-                                 .tokens = tokens[i]};
+    specs[i] = test_family_request(&tokens[i], i, t, prompt, output, family);
 }
 
 static void set_trace(size_t n)

@@ -22,15 +22,7 @@ static kv_run_result res;
 
 static void add_req(size_t i, int64_t arrival_ns, uint32_t prompt, uint32_t output, uint32_t family)
 {
-    tokens[i] = malloc(prompt * sizeof *tokens[i]);
-    for (uint32_t p = 0; p < prompt; p++)
-        tokens[i][p] = family * 100000 + p; /* a family shares its prefixes */
-    specs[i] = (kv_request_spec){.arrival_ns = arrival_ns,
-                                 .prompt_len = prompt,
-                                 .output_len = output,
-                                 .row = (uint32_t)i,
-                                 .content = KV_CONTENT_TOKENS,
-                                 .tokens = tokens[i]};
+    specs[i] = test_family_request(&tokens[i], i, arrival_ns, prompt, output, family);
 }
 
 static void set_trace(size_t n)
