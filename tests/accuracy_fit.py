@@ -94,10 +94,30 @@ def engine_host(failures, work):
     print(f"engine host: V0 PP 2 seq_overhead {base} + {extra:.6g} s")
 
 
+def client_2025(failures):
+    """vllm bench serve's arrivals since 2025 (poisson-numpy-legacy-normalized): the first
+    request waits a draw too and the cumulative delays end at num_prompts / rate, i.e. the
+    legacy client's send times shifted by one draw and rescaled.  And a version past the
+    async-scheduling table replays once the case says which it ran."""
+    c = dict(case(0, 6, 2.0, 10), arrivals="poisson-numpy-legacy-normalized", seed=42)
+    old = acc.arrivals(dict(c, arrivals="poisson-numpy-legacy-seed0", num_prompts=7))
+    new = acc.arrivals(c)
+    want = [t * (6 / 2.0) / old[6] for t in old[1:]]
+    if any(abs(a - b) > 1e-12 for a, b in zip(new, want)) or abs(new[-1] - 3.0) > 1e-12:
+        failures.append(f"normalized arrivals {new}, want {want}")
+    v19 = dict(case(0, 4, 0, 10), vllm_version="0.19.0")
+    for on in (True, False):
+        v19["server"] = {"async_scheduling": on}
+        if ("--no-async-scheduling" in acc.server_flags(v19)) == on:
+            failures.append(f"vLLM 0.19.0 with server.async_scheduling {on}: {acc.server_flags(v19)}")
+    print(f"client 2025: arrivals {[round(t, 4) for t in new]}")
+
+
 def main():
     cases = [case(0, 10, 0.02, 40, 1500), case(1, 24, 0, 60), case(2, 8, 0.02, 120), case(3, 16, 2.0, 20)]
     failures = []
     rosenbrock(failures)
+    client_2025(failures)
     with tempfile.TemporaryDirectory(prefix="kvsim-fit-test-") as work:
         base = acc.replay(cases, KVSIM, None, None, work, [])
         assert len(base) == len(cases), "every synthetic case replays"
