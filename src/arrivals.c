@@ -48,11 +48,11 @@
  * (render 0.31 ms, process_for_engine 0.54 ms, add_request 0.61 + 0.36 ms, 0.02 ms).  The
  * server runs them on its one event loop, so they are also its capacity: one request
  * every 1.84 ms, 1/1.84 ms = 543.5 a second, admitted first come first served. */
-static const kv_frontend vllm_preset = {1840000, 0, 1e3 / 1.84};
+static const kv_frontend vllm_preset = {1840000, 0, 1e3 / 1.84, 0};
 
 bool kv_frontend_is_none(const kv_frontend *f)
 {
-    return f->in_ns == 0 && f->out_ns == 0 && f->rate == 0;
+    return f->in_ns == 0 && f->out_ns == 0 && f->rate == 0 && f->tok_ns == 0;
 }
 
 static int frontend_key(const char *key, size_t klen, const char *val, kv_frontend *f,
@@ -73,9 +73,16 @@ static int frontend_key(const char *key, size_t klen, const char *val, kv_fronte
         f->rate = v;
         return 0;
     }
+    if (klen == 3 && memcmp(key, "tok", 3) == 0) {
+        /* 1 s a token at most: tok · output_len then fits 64-bit nanoseconds. */
+        if (v > 1e3)
+            return kv_diag_set(diag, -KV_EINVAL, "{frontend}: 'tok' must be at most 1000 ms");
+        f->tok_ns = llround(v * 1e6);
+        return 0;
+    }
     bool in = klen == 2 && memcmp(key, "in", 2) == 0;
     if (!in && !(klen == 3 && memcmp(key, "out", 3) == 0))
-        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: unknown key '%.*s' (in, out, rate)",
+        return kv_diag_set(diag, -KV_EINVAL, "{frontend}: unknown key '%.*s' (in, out, rate, tok)",
                            (int)klen, key);
     if (v > 1e9) /* ms: about 11 days */
         return kv_diag_set(diag, -KV_EINVAL, "{frontend}: '%.*s' must be at most 1e9 ms", (int)klen,
@@ -86,7 +93,7 @@ static int frontend_key(const char *key, size_t klen, const char *val, kv_fronte
 
 int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag)
 {
-    kv_frontend f = {0, 0, 0.0};
+    kv_frontend f = {0, 0, 0.0, 0};
     size_t base = strcspn(spec, ":");
     const char *p = spec[base] == ':' ? spec + base + 1 : NULL;
     if (memchr(spec, '=', base)) /* a bare key list: keys over none */
@@ -95,8 +102,8 @@ int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag)
         f = vllm_preset;
     else if (!(base == 4 && memcmp(spec, "none", 4) == 0))
         return kv_diag_set(diag, -KV_EINVAL,
-                           "{frontend}: '%.*s' is not none, vllm or in=MS,out=MS,rate=R", (int)base,
-                           spec);
+                           "{frontend}: '%.*s' is not none, vllm or in=MS,out=MS,rate=R,tok=MS",
+                           (int)base, spec);
     while (p) {
         char item[128];
         size_t n = strcspn(p, ",");
@@ -138,7 +145,12 @@ void kv_frontend_describe(const kv_frontend *f, char *buf, size_t size)
     shortest((double)f->in_ns / 1e6, in, sizeof in);
     shortest((double)f->out_ns / 1e6, out, sizeof out);
     shortest(f->rate, rate, sizeof rate);
-    snprintf(buf, size, "in=%s,out=%s,rate=%s", in, out, rate);
+    int n = snprintf(buf, size, "in=%s,out=%s,rate=%s", in, out, rate);
+    if (f->tok_ns > 0 && n >= 0 && (size_t)n < size) { /* left out at 0: older echoes hold */
+        char tok[32];
+        shortest((double)f->tok_ns / 1e6, tok, sizeof tok);
+        snprintf(buf + n, size - (size_t)n, ",tok=%s", tok);
+    }
 }
 
 /* ---- the arrival stream ------------------------------------------------------------- */
@@ -153,7 +165,7 @@ struct kv_arrivals {
     kv_req *reqs;
     kv_frontend fe;
     int64_t gap_ns;     /* 1/rate in ns; 0 = unlimited */
-    int64_t last_start; /* the API server's last admission start, valid when started */
+    int64_t busy_until; /* the API server's last admission start + its service time */
     bool started;
     size_t cursor; /* next open-loop row to send */
     pending *fifo; /* sent, not yet arrived: [head, tail) */
@@ -337,10 +349,12 @@ static void send(kv_arrivals *a, size_t i, int64_t t)
         a->reqs[i].spec = c;
     }
     int64_t start = t;
-    if (a->gap_ns > 0 && a->started && sat_add(a->last_start, a->gap_ns) > start)
-        start = sat_add(a->last_start, a->gap_ns);
-    a->last_start = start;
+    if (a->started && a->busy_until > start)
+        start = a->busy_until;
     a->started = true;
+    /* tok ≤ 1e9 ns and output_len < 2^32: the product fits 64 bits. */
+    a->busy_until =
+        sat_add(start, sat_add(a->gap_ns, a->fe.tok_ns * (int64_t)a->reqs[i].spec->output_len));
     if (a->tail == a->cap) {
         if (a->head > 0) { /* slide the live entries down */
             memmove(a->fifo, a->fifo + a->head, (a->tail - a->head) * sizeof *a->fifo);

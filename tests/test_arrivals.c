@@ -134,6 +134,37 @@ Test(arrivals, vllm_preset_admits_one_request_per_its_stages)
     expect(2, 0, 11840000, 21840000, 21840000);
 }
 
+/* tok: the API server's work per streamed token is booked against its capacity at
+ * admission: request i holds the server for 1/rate + tok · output_i. */
+Test(arrivals, tok_books_each_request_s_streaming_at_its_admission)
+{
+    /* Three sent at once with 4, 2 and 3 output tokens, tok = 1 ms, no rate: admitted at 0,
+     * 4 and 6 ms, at the scheduler 0.5 ms later.  0 runs alone from 0.5 ms (steps end at
+     * 10.5, 20.5, 30.5, 40.5); 1 (at 4.5) and 2 (at 6.5) join at 10.5. */
+    add_req(0, 0, 16, 4, NULL, 0);
+    add_req(1, 0, 16, 2, NULL, 0);
+    add_req(2, 0, 16, 3, NULL, 0);
+    add_req(3, 100 * MS, 16, 1, NULL, 0); /* the server idle again: admitted at once */
+    set_trace(4);
+    replay("in=0.5,tok=1");
+    expect(0, 0, MS / 2, 10 * MS + MS / 2, 40 * MS + MS / 2);
+    expect(1, 0, 10 * MS + MS / 2, 20 * MS + MS / 2, 30 * MS + MS / 2);
+    expect(2, 0, 10 * MS + MS / 2, 20 * MS + MS / 2, 40 * MS + MS / 2);
+    expect(3, 100 * MS, 100 * MS + MS / 2, 110 * MS + MS / 2, 110 * MS + MS / 2);
+    /* With a rate too, the service time is the sum: 1/rate = 2 ms and tok = 2 ms, so 0
+     * holds the server for 2 + 8 = 10 ms, 1 for 2 + 4: admissions at 0, 10 and 16 ms, at
+     * the scheduler at 0.5, 10.5 (just as the step starting then looks) and 16.5 ms. */
+    kv_run_result_release(&res);
+    replay("in=0.5,rate=500,tok=2");
+    expect(0, 0, MS / 2, 10 * MS + MS / 2, 40 * MS + MS / 2);
+    expect(1, 0, 10 * MS + MS / 2, 20 * MS + MS / 2, 30 * MS + MS / 2);
+    expect(2, 0, 20 * MS + MS / 2, 30 * MS + MS / 2, 50 * MS + MS / 2);
+    /* The rate alone admits at 0, 2 and 4 ms: 1 and 2 share the step at 10.5 ms. */
+    kv_run_result_release(&res);
+    replay("in=0.5,rate=500");
+    expect(2, 0, 10 * MS + MS / 2, 20 * MS + MS / 2, 40 * MS + MS / 2);
+}
+
 /* ---- closed-loop clients ---------------------------------------------------------------- */
 
 /* Client x: a (3 tokens), then c after 5 ms of thought; client y: b, then d; e open loop. */
@@ -251,8 +282,9 @@ Test(arrivals, closed_loop_is_deterministic_and_the_same_in_both_drivers)
 
 Test(arrivals, frontend_specs_parse_and_describe_round_trip)
 {
-    const char *specs_ok[] = {"none", "vllm", "vllm:out=2.5", "in=1,out=2,rate=40",
-                              "none:rate=0.5"};
+    const char *specs_ok[] = {
+        "none",          "vllm",          "vllm:out=2.5", "in=1,out=2,rate=40",
+        "none:rate=0.5", "vllm:tok=0.07", "tok=1000"};
     for (size_t i = 0; i < sizeof specs_ok / sizeof *specs_ok; i++) {
         kv_frontend f, g;
         kv_diag d;
@@ -267,10 +299,21 @@ Test(arrivals, frontend_specs_parse_and_describe_round_trip)
     cr_assert_eq(kv_frontend_parse("none", &f, &d), 0);
     cr_assert(kv_frontend_is_none(&f));
     cr_assert_eq(kv_frontend_parse("vllm:in=7,rate=44", &f, &d), 0);
-    cr_assert(f.in_ns == 7 * MS && f.out_ns == 0 && f.rate == 44);
+    cr_assert(f.in_ns == 7 * MS && f.out_ns == 0 && f.rate == 44 && f.tok_ns == 0);
+    /* tok alone is a front end; it is echoed only when set, so older echoes read the same. */
+    cr_assert_eq(kv_frontend_parse("tok=0.07", &f, &d), 0);
+    cr_assert(!kv_frontend_is_none(&f) && f.tok_ns == 70000);
+    char echo[128];
+    kv_frontend_describe(&f, echo, sizeof echo);
+    cr_assert_str_eq(echo, "in=0,out=0,rate=0,tok=0.07");
+    cr_assert_eq(kv_frontend_parse("vllm:tok=0", &f, &d), 0);
+    kv_frontend_describe(&f, echo, sizeof echo);
+    cr_assert_str_eq(echo, "in=1.84,out=0,rate=543.4782608695652");
     const char *bad[][2] = {
-        {"fast", "{frontend}: 'fast' is not none, vllm or in=MS,out=MS,rate=R"},
-        {"vllm:lag=1", "{frontend}: unknown key 'lag' (in, out, rate)"},
+        {"fast", "{frontend}: 'fast' is not none, vllm or in=MS,out=MS,rate=R,tok=MS"},
+        {"vllm:lag=1", "{frontend}: unknown key 'lag' (in, out, rate, tok)"},
+        {"tok=1001", "{frontend}: 'tok' must be at most 1000 ms"},
+        {"tok=-0.1", "{frontend}: 'tok' must be a non-negative number, got '-0.1'"},
         {"in=-1", "{frontend}: 'in' must be a non-negative number, got '-1'"},
         {"rate=many", "{frontend}: 'rate' must be a non-negative number, got 'many'"},
         {"vllm:in", "{frontend}: 'in' is not KEY=VALUE"},

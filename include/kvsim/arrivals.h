@@ -8,7 +8,11 @@
  * - The front end (kv_frontend): a fixed latency `in` from the send to the scheduler, a
  *   fixed latency `out` from a token's sampling to the client, and an optional admission
  *   rate: the API server starts at most `rate` requests a second, FCFS by send — request
- *   i starts at max(send_i, start_{i−1} + 1/rate) and arrives at start_i + in.
+ *   i starts at max(send_i, start_{i−1} + 1/rate) and arrives at start_i + in.  With
+ *   `tok` > 0 the API server's work per streamed token is charged to that capacity too,
+ *   as a single server's service time: request i occupies it for 1/rate + tok · output_i
+ *   (its tokens' streaming is booked at its admission), so start_i = max(send_i,
+ *   start_{i−1} + 1/rate + tok · output_{i−1}).
  *   `none` (all zero) is the engine alone, exactly as before the front end existed.
  * - Closed-loop clients: a trace row with a `client` is sent when that client's previous
  *   row (in trace order) has been answered: at max(its own arrival field, previous reply
@@ -44,10 +48,12 @@ typedef struct kv_frontend {
     int64_t in_ns;  /* send → scheduler, ≥ 0 */
     int64_t out_ns; /* sampled token → client, ≥ 0 */
     double rate;    /* API-server admissions per second; 0 = unlimited */
+    int64_t tok_ns; /* API-server work per output token, booked at admission, ≥ 0 */
 } kv_frontend;
 
 /* "none" (default), "vllm" (the cited preset, README "Time"), or either followed by
- * ":KEY=VALUE,..." with keys in (ms), out (ms), rate (requests/s, 0 = unlimited).
+ * ":KEY=VALUE,..." with keys in (ms), out (ms), rate (requests/s, 0 = unlimited), tok (ms
+ * per output token, at most 1000).
  * 0, or -KV_EINVAL with a diag naming {frontend}. */
 int kv_frontend_parse(const char *spec, kv_frontend *out, kv_diag *diag);
 bool kv_frontend_is_none(const kv_frontend *f);

@@ -92,9 +92,11 @@ static const cli_opt time_opts[] = {
      "linear:A,B,C (s, s/token, s/KV token read) or fixed:DT"},
     {"frontend", 0, "F", CLI_ID(OPT_FRONTEND),
      "the serving front end before the scheduler: none\n"
-     "(default), vllm, or either with :in=MS,out=MS,rate=R\n"
-     "(latency send->scheduler, token->client; API-server\n"
-     "admissions per second, 0 = unlimited)"},
+     "(default), vllm, or either with\n"
+     ":in=MS,out=MS,rate=R,tok=MS (latency send->scheduler,\n"
+     "token->client; API-server admissions per second, 0 =\n"
+     "unlimited; its work per streamed token, booked at\n"
+     "admission)"},
     {"hash-algo", 0, "A", CLI_ID(OPT_HASH_ALGO),
      "block identity: sha256 (default) or xxh3-128 (faster;\nneeds a kvsim built with libxxhash)"},
     {0},
