@@ -165,10 +165,9 @@ struct kv_arrivals {
     kv_req *reqs;
     kv_frontend fe;
     int64_t gap_ns;     /* 1/rate in ns; 0 = unlimited */
-    int64_t busy_until; /* the API server's last admission start + its service time */
-    bool started;
-    size_t cursor; /* next open-loop row to send */
-    pending *fifo; /* sent, not yet arrived: [head, tail) */
+    int64_t busy_until; /* the API server's last admission start + its service time (0) */
+    size_t cursor;      /* next open-loop row to send */
+    pending *fifo;      /* sent, not yet arrived: [head, tail) */
     size_t head, tail, cap;
     uint64_t arrived;
     /* closed loop (NULL / 0 without clients) */
@@ -349,9 +348,8 @@ static void send(kv_arrivals *a, size_t i, int64_t t)
         a->reqs[i].spec = c;
     }
     int64_t start = t;
-    if (a->started && a->busy_until > start)
+    if (a->busy_until > start) /* send times are ≥ 0 */
         start = a->busy_until;
-    a->started = true;
     /* tok ≤ 1e9 ns and output_len < 2^32: the product fits 64 bits. */
     a->busy_until =
         sat_add(start, sat_add(a->gap_ns, a->fe.tok_ns * (int64_t)a->reqs[i].spec->output_len));
