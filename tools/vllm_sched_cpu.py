@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Microbenchmark: the host CPU that vLLM's own v1 scheduler spends per decode step, against
-the number of running requests (docs/accuracy.md, "The scheduler's own CPU").
+the number of running requests (docs/accuracy.md, "December 2026, latest").
 
     /usr/bin/python3 tools/vllm_sched_cpu.py VLLM_REF TREE [--steps N] [--prompt T]
 
