@@ -75,9 +75,7 @@ static int add_tree(collect *m, const char *dir, kv_diag *diag)
 {
     char **names;
     size_t n;
-    if (kv_path_list(dir, &names, &n, diag) != 0)
-        return -KV_EIO;
-    int rc = 0;
+    int rc = kv_path_list(dir, &names, &n, diag);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         /* Hidden names are never configurations: the temporary directory of a run in
          * progress or killed (outdir.h) may hold a summary.json already. */
